@@ -1,0 +1,53 @@
+#pragma once
+#include <Random123/philox.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace qsweep {
+
+// Counter-based random stream (Philox4x64-10), keyed by (sweep seed, task id) with the
+// replication in the counter: every task and replication has its own reproducible stream,
+// independent of which rank runs it and in which order.
+class Rng {
+ public:
+  Rng(std::uint64_t seed, std::uint64_t task_id, std::uint64_t replication = 0)
+      : key_{{seed, task_id}}, ctr_{{replication, 0, 0, 0}} {}
+
+  std::uint64_t next_u64() {
+    if (pos_ == 4) refill();
+    return buf_.v[pos_++];
+  }
+  // Uniform in [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+  // Uniform in (0, 1]: safe for log().
+  double uniform_pos() { return static_cast<double>((next_u64() >> 11) + 1) * 0x1.0p-53; }
+  // Uniform integer in [0, n), n > 0 (Lemire's multiply-shift with rejection: unbiased).
+  std::uint64_t below(std::uint64_t n) {
+    unsigned __int128 m = static_cast<unsigned __int128>(next_u64()) * n;
+    auto low = static_cast<std::uint64_t>(m);
+    if (low < n) {
+      const std::uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<unsigned __int128>(next_u64()) * n;
+        low = static_cast<std::uint64_t>(m);
+      }
+    }
+    return static_cast<std::uint64_t>(m >> 64);
+  }
+  double exponential(double rate) { return -std::log(uniform_pos()) / rate; }
+
+ private:
+  using Philox = r123::Philox4x64;
+  void refill() {
+    buf_ = Philox()(ctr_, key_);
+    ++ctr_.v[1];
+    pos_ = 0;
+  }
+  Philox::key_type key_;
+  Philox::ctr_type ctr_;
+  Philox::ctr_type buf_{};
+  int pos_ = 4;
+};
+
+}  // namespace qsweep

@@ -1,0 +1,30 @@
+#pragma once
+// Parameters of one many-server rare-event estimate (sweep method `ldp`).
+#include <cstdint>
+
+namespace qsweep::ldp {
+
+enum class Policy { jsq, jiq, power_of_d };
+enum class Estimator { exact, monte_carlo, importance };
+
+struct Options {
+  Policy policy = Policy::jsq;
+  int policy_d = 2;          // power_of_d
+  std::int64_t n = 100;      // servers, each of rate 1
+  int j = 3;                 // event E_j^n(T): some queue reaches j jobs by time T
+  double T = 1.0;
+  double lambda = 1.0;       // arrival rate n * lambda
+  Estimator estimator = Estimator::importance;
+  double samples = 1e5;      // Monte Carlo / importance sample paths (upper bound if a target is set)
+  double target_rel_error = 0.0;  // > 0: stop once the relative error reaches it
+  double truncation = 1e-12;      // exact: bound on the neglected probability mass
+
+  friend bool operator==(const Options&, const Options&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar & policy & policy_d & n & j & T & lambda & estimator & samples & target_rel_error &
+        truncation;
+  }
+};
+
+}  // namespace qsweep::ldp

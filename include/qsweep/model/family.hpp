@@ -1,0 +1,124 @@
+#pragma once
+// Compatibility structures ("graph families"): which server sets a job may be replicated to,
+// with which probability. A family is described, not enumerated: it can sample a job type in
+// O(d) (or O(log E)) time for any N, and lists its types as bitmasks only when asked.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "qsweep/common/rng.hpp"
+
+namespace qsweep::model {
+
+// A set of servers as a bitmask (bit n = server n, 0-based). Enumerated types need N <= 64;
+// the general exact engine has its own, smaller limit (exact/engine.hpp).
+using ServerMask = std::uint64_t;
+inline constexpr int kMaxMaskServers = 64;
+
+struct JobType {
+  ServerMask servers = 0;
+  double p = 0.0;
+  friend bool operator==(const JobType&, const JobType&) = default;
+};
+
+// A job type given by the user (explicit family): 0-based server indices and a probability.
+struct ExplicitType {
+  std::vector<int> servers;
+  double p = 0.0;
+  friend bool operator==(const ExplicitType&, const ExplicitType&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar & servers & p;
+  }
+};
+
+enum class FamilyKind {
+  independent,      // p_{n} = 1/N, no replication
+  complete,         // all d-subsets, uniform
+  ring,             // edges {i, i+1 mod N}, uniform (N >= 3)
+  hetero_ring,      // paper eq. (35): N even, edge i has 2 eps / N (i even, 1-based) or 2 (1-eps) / N
+  path,             // edges {i, i+1}, i < N, uniform
+  star,             // edges {1, i}, uniform
+  tree_singletons,  // section 6: singletons (1-eps)/N and tree edges eps/(N-1)
+  singletons_full,  // section 6: singletons (N-1-eps)/(N(N-1)) and the full set eps/(N-1)
+  random_regular,   // uniform edges of a random `degree`-regular graph (graph_seed)
+  erdos_renyi,      // uniform edges of G(N, edge_prob) (graph_seed); needs at least one edge
+  torus,            // rows x cols grid with wrap-around, uniform edges
+  explicit_types,   // the user's own types (YAML name: explicit)
+};
+
+std::string_view to_string(FamilyKind kind);
+// Parses a YAML/CLI family name; throws InputError listing the valid names.
+FamilyKind family_kind_from_string(std::string_view name);
+
+// Everything that defines a family. Fields a family does not use keep their defaults
+// (NaN / 0 / empty); validate() rejects parameters that do not apply.
+struct FamilyParams {
+  FamilyKind kind = FamilyKind::complete;
+  int N = 0;
+  int d = 2;                                              // complete
+  double eps = std::numeric_limits<double>::quiet_NaN();  // hetero_ring, *_singletons*, singletons_full
+  int degree = 3;                                         // random_regular
+  double edge_prob = std::numeric_limits<double>::quiet_NaN();  // erdos_renyi
+  std::uint64_t graph_seed = 1;   // random_regular, erdos_renyi, tree_singletons (random tree)
+  int rows = 0, cols = 0;         // torus (N = rows * cols)
+  std::vector<std::pair<int, int>> tree_edges;  // tree_singletons: given tree (0-based); empty = random
+  std::vector<ExplicitType> types;              // explicit_types
+
+  friend bool operator==(const FamilyParams&, const FamilyParams&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar & kind & N & d & eps & degree & edge_prob & graph_seed & rows & cols & tree_edges & types;
+  }
+};
+
+// Which parameters a family takes besides N (used by validation and by sweep expansion so a
+// family is not duplicated across values of a parameter it ignores).
+struct FamilyUses {
+  bool d = false, eps = false, degree = false, edge_prob = false, graph_seed = false,
+       torus_shape = false, tree_edges = false, types = false;
+};
+FamilyUses family_uses(FamilyKind kind);
+
+class Family {
+ public:
+  // Validates and builds; throws InputError with a one-line message naming the bad parameter.
+  explicit Family(FamilyParams params);
+
+  const FamilyParams& params() const { return params_; }
+  FamilyKind kind() const { return params_.kind; }
+  int num_servers() const { return params_.N; }
+  // Number of job types (as a double: complete d = 3 at N = 10^4 has ~1.7e11).
+  double num_types() const;
+  // Largest number of servers in one job type.
+  int max_type_size() const;
+
+  // Draws one job type; writes its 0-based servers (distinct, unsorted) into `servers`.
+  void sample(Rng& rng, std::vector<int>& servers) const;
+
+  // All types with p > 0 as bitmasks, merged if a set repeats (ring with N = 2, explicit
+  // duplicates). Throws InputError if N > kMaxMaskServers or there are more than max_types.
+  std::vector<JobType> enumerate(std::size_t max_types = 100'000'000) const;
+
+  // Lumpable structure for the symmetric exact engine (identical speeds assumed by the caller).
+  bool is_uniform_complete() const { return kind() == FamilyKind::complete; }
+  bool is_singletons_full() const { return kind() == FamilyKind::singletons_full; }
+
+  // Explicit edge/type lists of listed families (graphs, explicit); empty for implicit ones
+  // (independent, complete, singletons_full). Servers 0-based, probabilities sum to 1.
+  const std::vector<std::vector<int>>& listed_types() const { return listed_; }
+  const std::vector<double>& listed_probs() const { return listed_p_; }
+
+ private:
+  FamilyParams params_;
+  std::vector<std::vector<int>> listed_;
+  std::vector<double> listed_p_;
+  // Walker alias table over listed types for O(1) sampling.
+  std::vector<double> alias_prob_;
+  std::vector<std::uint32_t> alias_index_;
+};
+
+}  // namespace qsweep::model

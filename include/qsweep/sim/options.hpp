@@ -1,0 +1,53 @@
+#pragma once
+// Parameters of one simulation (sweep method `simulate`; keys as in docs/sweep-format.md).
+#include <string>
+#include <vector>
+
+namespace qsweep::sim {
+
+enum class Policy {
+  redundancy_coc,  // replicas to every server of S, FCFS, cancel on first completion
+  redundancy_cos,  // cancel on start: the job runs on the first server of S that can take it
+  jsq,             // shortest queue within S, ties at random
+  random,          // uniform within S
+  jiq,             // an idle server of S if any, else uniform within S
+  power_of_d,      // policy_d servers sampled from S, shortest of them
+};
+
+enum class ServiceKind { exponential, deterministic, hyperexponential, empirical };
+
+// Job sizes have unit mean for every kind (a server of speed mu finishes size x in x / mu).
+struct Service {
+  ServiceKind kind = ServiceKind::exponential;
+  double cv2 = 1.0;             // hyperexponential: squared coefficient of variation (>= 1)
+  std::vector<double> values;   // empirical: support (> 0), rescaled to unit mean
+  std::vector<double> weights;  // empirical: probabilities (sum 1)
+  friend bool operator==(const Service&, const Service&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar & kind & cv2 & values & weights;
+  }
+};
+
+struct Options {
+  Policy policy = Policy::redundancy_coc;
+  int policy_d = 2;               // power_of_d
+  Service service;
+  bool identical_replicas = false;  // replicas of one job share one size (default: independent)
+  double horizon = 1e5;           // simulated time per replication after warm-up
+  double warmup = -1.0;           // < 0: detect (reported); >= 0: given
+  int replications = 8;           // independent replications (the CI comes from them)
+  double target_rel_half_width = 0.0;  // > 0: add replications until E[T] reaches it (cap below)
+  int max_replications = 256;
+  int qmax = 0;                   // P(Q = q) histogram for q = 0..qmax
+  int occupancy_max = 0;          // fraction of servers with >= i jobs (replicas), i = 1..occupancy_max
+
+  friend bool operator==(const Options&, const Options&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar & policy & policy_d & service & identical_replicas & horizon & warmup & replications &
+        target_rel_half_width & max_replications & qmax & occupancy_max;
+  }
+};
+
+}  // namespace qsweep::sim

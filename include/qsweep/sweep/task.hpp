@@ -1,0 +1,40 @@
+#pragma once
+// A task is one point of a sweep: a method with its complete parameters and its own seed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "qsweep/exact/exact.hpp"
+#include "qsweep/ldp/options.hpp"
+#include "qsweep/model/family.hpp"
+#include "qsweep/sim/options.hpp"
+
+namespace qsweep::sweep {
+
+enum class Method : std::uint8_t { exact, simulate, ldp };
+std::string_view to_string(Method method);
+
+struct Task {
+  std::uint64_t id = 0;     // row in /tasks: position in the expanded plan (stable)
+  Method method = Method::exact;
+  int block = 0;            // 0-based index of the sweep block it came from
+  std::uint64_t seed = 0;   // sweep seed; the task's streams are Rng(seed, id, replication)
+  double cost = 0.0;        // estimated cost (seconds-ish units, comparable across methods)
+
+  // System parameters (exact and simulate).
+  model::FamilyParams family;
+  std::vector<double> speeds;  // empty = all 1
+  double lambda = 0.0;
+
+  exact::Options exact;   // method exact
+  sim::Options simulate;  // method simulate
+  ldp::Options ldp;       // method ldp
+
+  friend bool operator==(const Task&, const Task&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar & id & method & block & seed & cost & family & speeds & lambda & exact & simulate & ldp;
+  }
+};
+
+}  // namespace qsweep::sweep

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package qsweep needs to build, test, benchmark and post-process.
+# Idempotent: re-running only checks that the packages are present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  openmpi-bin libopenmpi-dev
+  libhdf5-openmpi-dev hdf5-tools
+  libboost-serialization-dev libboost-mpi-dev
+  libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev librandom123-dev libfmt-dev nlohmann-json3-dev
+  python3-h5py python3-numpy python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: installed ${missing[*]}"

@@ -1,0 +1,270 @@
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "qsweep/common/error.hpp"
+#include "qsweep/model/family.hpp"
+
+namespace qsweep::model {
+namespace {
+
+FamilyParams make(FamilyKind kind, int N) {
+  FamilyParams p;
+  p.kind = kind;
+  p.N = N;
+  return p;
+}
+
+double total_p(const std::vector<JobType>& types) {
+  double s = 0.0;
+  for (const auto& t : types) s += t.p;
+  return s;
+}
+
+// Every family, small N: enumerate() gives distinct masks within range, probabilities sum to 1,
+// and num_types() / max_type_size() agree with the list.
+TEST(Family, EnumerationIsAProbabilityDistributionForEveryFamily) {
+  std::vector<FamilyParams> all;
+  auto add = [&](FamilyParams p) { all.push_back(std::move(p)); };
+  add(make(FamilyKind::independent, 5));
+  for (int d = 1; d <= 6; ++d) {
+    auto p = make(FamilyKind::complete, 6);
+    p.d = d;
+    add(p);
+  }
+  add(make(FamilyKind::ring, 7));
+  auto hr = make(FamilyKind::hetero_ring, 8);
+  hr.eps = 0.7;
+  add(hr);
+  add(make(FamilyKind::path, 6));
+  add(make(FamilyKind::star, 6));
+  auto ts = make(FamilyKind::tree_singletons, 9);
+  ts.eps = 0.3;
+  add(ts);
+  auto sf = make(FamilyKind::singletons_full, 6);
+  sf.eps = 0.4;
+  add(sf);
+  auto rr = make(FamilyKind::random_regular, 12);
+  rr.degree = 3;
+  add(rr);
+  auto er = make(FamilyKind::erdos_renyi, 10);
+  er.edge_prob = 0.4;
+  add(er);
+  auto to = make(FamilyKind::torus, 12);
+  to.rows = 3;
+  to.cols = 4;
+  add(to);
+  for (const auto& p : all) {
+    SCOPED_TRACE(std::string(to_string(p.kind)));
+    Family f(p);
+    auto types = f.enumerate();
+    EXPECT_NEAR(total_p(types), 1.0, 1e-12);
+    EXPECT_EQ(static_cast<double>(types.size()), std::round(f.num_types()));
+    std::set<ServerMask> masks;
+    int max_size = 0;
+    for (const auto& t : types) {
+      EXPECT_GT(t.p, 0.0);
+      EXPECT_NE(t.servers, 0u);
+      EXPECT_EQ(t.servers >> p.N, 0u);
+      masks.insert(t.servers);
+      max_size = std::max(max_size, std::popcount(t.servers));
+    }
+    EXPECT_EQ(masks.size(), types.size());
+    EXPECT_EQ(max_size, f.max_type_size());
+  }
+}
+
+TEST(Family, HeteroRingFollowsEq35) {
+  auto p = make(FamilyKind::hetero_ring, 4);
+  p.eps = 0.9;
+  Family f(p);
+  std::map<ServerMask, double> by_mask;
+  for (auto t : f.enumerate()) by_mask[t.servers] = t.p;
+  // 1-based edges {1,2} (i = 1, odd): (1 - eps) 2 / N; {2,3} (i = 2, even): eps 2 / N.
+  EXPECT_NEAR(by_mask.at(0b0011), 0.1 * 0.5, 1e-15);
+  EXPECT_NEAR(by_mask.at(0b0110), 0.9 * 0.5, 1e-15);
+  EXPECT_NEAR(by_mask.at(0b1100), 0.1 * 0.5, 1e-15);
+  EXPECT_NEAR(by_mask.at(0b1001), 0.9 * 0.5, 1e-15);
+}
+
+TEST(Family, SectionSixExamplesHaveThePapersProbabilities) {
+  auto sf = make(FamilyKind::singletons_full, 5);
+  sf.eps = 0.5;
+  for (auto t : Family(sf).enumerate()) {
+    if (std::popcount(t.servers) == 1) EXPECT_NEAR(t.p, (5 - 1 - 0.5) / (5 * 4.0), 1e-15);
+    else EXPECT_NEAR(t.p, 0.5 / 4, 1e-15);
+  }
+  auto ts = make(FamilyKind::tree_singletons, 5);
+  ts.eps = 0.5;
+  ts.tree_edges = {{0, 1}, {1, 2}, {1, 3}, {3, 4}};
+  int edges = 0;
+  for (auto t : Family(ts).enumerate()) {
+    if (std::popcount(t.servers) == 1) {
+      EXPECT_NEAR(t.p, 0.5 / 5, 1e-15);
+    } else {
+      EXPECT_NEAR(t.p, 0.5 / 4, 1e-15);
+      ++edges;
+    }
+  }
+  EXPECT_EQ(edges, 4);
+}
+
+TEST(Family, RandomRegularIsSimpleRegularAndSeeded) {
+  for (int degree : {3, 4, 7}) {
+    auto p = make(FamilyKind::random_regular, 40);
+    p.degree = degree;
+    p.graph_seed = 17;
+    Family f(p);
+    std::vector<int> deg(40, 0);
+    for (const auto& e : f.listed_types()) {
+      ASSERT_EQ(e.size(), 2u);
+      ASSERT_NE(e[0], e[1]);
+      ++deg[static_cast<std::size_t>(e[0])];
+      ++deg[static_cast<std::size_t>(e[1])];
+    }
+    for (int d : deg) EXPECT_EQ(d, degree);
+    EXPECT_EQ(Family(p).listed_types(), f.listed_types());
+    p.graph_seed = 18;
+    EXPECT_NE(Family(p).listed_types(), f.listed_types());
+  }
+}
+
+TEST(Family, RandomTreeIsASpanningTree) {
+  auto p = make(FamilyKind::tree_singletons, 30);
+  p.eps = 0.2;
+  p.graph_seed = 4;
+  Family f(p);
+  std::vector<int> parent(30);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+  int edges = 0;
+  for (const auto& t : f.listed_types())
+    if (t.size() == 2) {
+      ++edges;
+      EXPECT_NE(find(t[0]), find(t[1])) << "cycle";
+      parent[find(t[0])] = find(t[1]);
+    }
+  EXPECT_EQ(edges, 29);
+}
+
+TEST(Family, ErdosRenyiEdgeCountMatchesBinomialMean) {
+  // N = 200, q = 0.1: E edges = 1990, sd = sqrt(19900 * 0.09) = 42.3; allow 5 sd.
+  auto p = make(FamilyKind::erdos_renyi, 200);
+  p.edge_prob = 0.1;
+  p.graph_seed = 3;
+  Family f(p);
+  EXPECT_NEAR(static_cast<double>(f.listed_types().size()), 1990.0, 5 * 42.3);
+  p.edge_prob = 1.0;
+  EXPECT_EQ(Family(p).listed_types().size(), 200u * 199u / 2u);
+}
+
+// Sampling frequencies match enumerate() probabilities (chi-square, fixed seed).
+TEST(Family, SamplingMatchesEnumeratedProbabilities) {
+  std::vector<FamilyParams> cases;
+  auto c = make(FamilyKind::complete, 6);
+  c.d = 3;
+  cases.push_back(c);
+  auto hr = make(FamilyKind::hetero_ring, 6);
+  hr.eps = 0.8;
+  cases.push_back(hr);
+  auto sf = make(FamilyKind::singletons_full, 4);
+  sf.eps = 0.6;
+  cases.push_back(sf);
+  auto ex = make(FamilyKind::explicit_types, 3);
+  ex.types = {{{0, 1}, 0.25}, {{1, 2}, 0.7}, {{2}, 0.05}};
+  cases.push_back(ex);
+  cases.push_back(make(FamilyKind::independent, 5));
+  for (const auto& p : cases) {
+    SCOPED_TRACE(std::string(to_string(p.kind)));
+    Family f(p);
+    auto types = f.enumerate();
+    std::map<ServerMask, double> counts;
+    Rng rng(123, 456);
+    std::vector<int> servers;
+    const int n = 200'000;
+    for (int i = 0; i < n; ++i) {
+      f.sample(rng, servers);
+      ServerMask m = 0;
+      for (int s : servers) {
+        ASSERT_EQ(m & (ServerMask{1} << s), 0u) << "repeated server";
+        m |= ServerMask{1} << s;
+      }
+      counts[m] += 1;
+    }
+    double chi2 = 0.0;
+    for (const auto& t : types) {
+      const double expected = n * t.p;
+      chi2 += (counts[t.servers] - expected) * (counts[t.servers] - expected) / expected;
+    }
+    EXPECT_EQ(counts.size(), types.size());
+    // Chi-square with k - 1 <= 19 degrees of freedom: mean k - 1, sd sqrt(2 (k - 1));
+    // k - 1 + 6 sd is beyond the 0.9999 quantile.
+    const double k = static_cast<double>(types.size()) - 1.0;
+    EXPECT_LT(chi2, k + 6 * std::sqrt(2 * k));
+  }
+}
+
+TEST(Family, ValidationNamesTheProblem) {
+  auto expect_error = [](FamilyParams p, const std::string& fragment) {
+    try {
+      Family f(std::move(p));
+      ADD_FAILURE() << "no error, expected: " << fragment;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  auto hr = make(FamilyKind::hetero_ring, 5);
+  hr.eps = 0.5;
+  expect_error(hr, "even N");
+  hr.N = 6;
+  hr.eps = 1.0;
+  expect_error(hr, "eps = 1");
+  auto c = make(FamilyKind::complete, 4);
+  c.d = 5;
+  expect_error(c, "d = 5");
+  expect_error(make(FamilyKind::ring, 2), "N >= 3");
+  expect_error(make(FamilyKind::complete, 0), "N must be at least 1");
+  auto ex = make(FamilyKind::explicit_types, 3);
+  ex.types = {{{0, 3}, 1.0}};
+  expect_error(ex, "server 4, outside 1..3");
+  ex.types = {{{0, 1}, 0.5}, {{1, 2}, 0.4}};
+  expect_error(ex, "sum to 0.9");
+  ex.types = {{{0, 0}, 1.0}};
+  expect_error(ex, "twice");
+  ex.types = {{{0}, -1.0}, {{1}, 2.0}};
+  expect_error(ex, "p = -1");
+  auto rr = make(FamilyKind::random_regular, 5);
+  rr.degree = 3;
+  expect_error(rr, "must be even");
+  auto to = make(FamilyKind::torus, 10);
+  to.rows = 3;
+  to.cols = 3;
+  expect_error(to, "not N");
+  auto ts = make(FamilyKind::tree_singletons, 4);
+  ts.eps = 0.5;
+  ts.tree_edges = {{0, 1}, {1, 2}, {0, 2}};
+  expect_error(ts, "spanning tree");
+}
+
+TEST(Family, EnumerateRefusesHugeOrWideFamilies) {
+  auto c = make(FamilyKind::complete, 100);
+  Family f(c);
+  EXPECT_THROW(f.enumerate(), InputError);
+  auto c2 = make(FamilyKind::complete, 60);
+  c2.d = 10;
+  EXPECT_THROW(Family(c2).enumerate(1000), InputError);
+}
+
+TEST(Family, KindNamesRoundTrip) {
+  for (auto kind : {FamilyKind::independent, FamilyKind::complete, FamilyKind::explicit_types,
+                    FamilyKind::torus, FamilyKind::singletons_full})
+    EXPECT_EQ(family_kind_from_string(to_string(kind)), kind);
+  EXPECT_THROW(family_kind_from_string("compete"), InputError);
+}
+
+}  // namespace
+}  // namespace qsweep::model

@@ -1,6 +1,8 @@
 #pragma once
 // Parameters of one many-server rare-event estimate (sweep method `ldp`).
+#include <boost/serialization/vector.hpp>
 #include <cstdint>
+#include <vector>
 
 namespace qsweep::ldp {
 
@@ -9,7 +11,7 @@ enum class Estimator { exact, monte_carlo, importance };
 
 struct Options {
   Policy policy = Policy::jsq;
-  int policy_d = 2;          // power_of_d
+  int policy_d = 2;          // power_of_d: distinct queues sampled per arrival
   std::int64_t n = 100;      // servers, each of rate 1
   int j = 3;                 // event E_j^n(T): some queue reaches j jobs by time T
   double T = 1.0;
@@ -17,13 +19,15 @@ struct Options {
   Estimator estimator = Estimator::importance;
   double samples = 1e5;      // Monte Carlo / importance sample paths (upper bound if a target is set)
   double target_rel_error = 0.0;  // > 0: stop once the relative error reaches it
-  double truncation = 1e-12;      // exact: bound on the neglected probability mass
+  double truncation = 1e-12;      // exact: bound on (upper - lower) / lower of the probability
+  // Queues of length k at time 0 (index k, summing to n, all k < j); empty: all n of length 1.
+  std::vector<std::int64_t> initial_counts;
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     ar & policy & policy_d & n & j & T & lambda & estimator & samples & target_rel_error &
-        truncation;
+        truncation & initial_counts;
   }
 };
 

@@ -44,6 +44,35 @@ void require_eps(const FamilyParams& p) {
 
 using Edge = std::pair<int, int>;
 
+// Union-find over the edges: the number of merges, N - 1 exactly when the graph is connected.
+int merges(int N, const std::vector<Edge>& edges, bool stop_at_cycle) {
+  std::vector<int> parent(static_cast<std::size_t>(N));
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int x) {
+    while (parent[static_cast<std::size_t>(x)] != x)
+      x = parent[static_cast<std::size_t>(x)] =
+          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+    return x;
+  };
+  int count = 0;
+  for (auto [a, b] : edges) {
+    const int ra = find(a), rb = find(b);
+    if (ra == rb) {
+      if (stop_at_cycle) return -1;
+      continue;
+    }
+    parent[static_cast<std::size_t>(ra)] = rb;
+    ++count;
+  }
+  return count;
+}
+
+bool is_connected(int N, const std::vector<Edge>& edges) { return merges(N, edges, false) == N - 1; }
+
+bool is_connected_tree(int N, const std::vector<Edge>& edges) {
+  return static_cast<int>(edges.size()) == N - 1 && merges(N, edges, true) == N - 1;
+}
+
 // Uniform random labelled tree on N vertices from a random Pruefer sequence.
 std::vector<Edge> random_tree(int N, Rng& rng) {
   if (N == 2) return {{0, 1}};
@@ -66,8 +95,10 @@ std::vector<Edge> random_tree(int N, Rng& rng) {
   return edges;
 }
 
-// Random simple k-regular graph by sequential pairing of stubs (Steger-Wormald style):
-// pair two random free stubs if they join distinct non-adjacent vertices; restart when stuck.
+// Random connected simple k-regular graph by sequential pairing of stubs (Steger-Wormald
+// style): pair two random free stubs if they join distinct non-adjacent vertices; restart when
+// stuck or when the graph is disconnected (users expect one system, not several: a disconnected
+// graph is never locally stable; for k >= 3 and large N the restart is rare).
 std::vector<Edge> random_regular_graph(const FamilyParams& p, Rng& rng) {
   const int N = p.N, k = p.degree;
   for (int attempt = 0; attempt < 1000; ++attempt) {
@@ -94,9 +125,10 @@ std::vector<Edge> random_regular_graph(const FamilyParams& p, Rng& rng) {
       }
       stuck = !paired;
     }
-    if (!stuck) return {edges.begin(), edges.end()};
+    std::vector<Edge> list(edges.begin(), edges.end());
+    if (!stuck && is_connected(N, list)) return list;
   }
-  fail(p, fmt::format("could not generate a simple {}-regular graph after 1000 attempts", k));
+  fail(p, fmt::format("could not generate a connected simple {}-regular graph after 1000 attempts", k));
 }
 
 // G(N, q) by geometric skipping over the N(N-1)/2 pairs: O(N + E) time.
@@ -125,27 +157,15 @@ std::vector<Edge> erdos_renyi_graph(const FamilyParams& p, Rng& rng) {
   return edges;
 }
 
-bool is_connected_tree(int N, const std::vector<Edge>& edges) {
-  if (static_cast<int>(edges.size()) != N - 1) return false;
-  std::vector<int> parent(static_cast<std::size_t>(N));
-  std::iota(parent.begin(), parent.end(), 0);
-  auto find = [&](int x) {
-    while (parent[static_cast<std::size_t>(x)] != x)
-      x = parent[static_cast<std::size_t>(x)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
-    return x;
-  };
-  for (auto [a, b] : edges) {
-    const int ra = find(a), rb = find(b);
-    if (ra == rb) return false;
-    parent[static_cast<std::size_t>(ra)] = rb;
-  }
-  return true;
-}
 
+// Binomial coefficient as a double; the running product is exact while it fits in 53 bits,
+// so small families get p = 1 / C(N, d) to the last bit.
 double binomial(int n, int k) {
   if (k < 0 || k > n) return 0.0;
-  return std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0));
+  k = std::min(k, n - k);
+  double c = 1.0;
+  for (int i = 1; i <= k; ++i) c = c * (n - k + i) / i;
+  return std::round(c) < 0x1p53 ? std::round(c) : c;
 }
 
 }  // namespace

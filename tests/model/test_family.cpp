@@ -133,6 +133,26 @@ TEST(Family, RandomRegularIsSimpleRegularAndSeeded) {
   }
 }
 
+// Small random regular graphs are often disconnected (two K4s at N = 8); the family resamples.
+TEST(Family, RandomRegularGraphsAreConnected) {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    auto p = make(FamilyKind::random_regular, 8);
+    p.degree = 3;
+    p.graph_seed = seed;
+    std::vector<int> parent(8);
+    std::iota(parent.begin(), parent.end(), 0);
+    std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+    const Family f(p);
+    for (const auto& e : f.listed_types()) parent[find(e[0])] = find(e[1]);
+    for (int v = 0; v < 8; ++v) EXPECT_EQ(find(v), find(0)) << "seed " << seed;
+  }
+}
+
+TEST(Family, CompleteProbabilitiesAreExactReciprocals) {
+  auto p = make(FamilyKind::complete, 4);
+  for (auto t : Family(p).enumerate()) EXPECT_EQ(t.p, 1.0 / 6.0);
+}
+
 TEST(Family, RandomTreeIsASpanningTree) {
   auto p = make(FamilyKind::tree_singletons, 30);
   p.eps = 0.2;

@@ -1,6 +1,6 @@
 #pragma once
 // Exact stationary performance of the redundancy (cancel-on-completion) system via the
-// product form (paper eq. 3), computed on the lattice of prefix unions (DESIGN.md).
+// product form (paper eq. 3), computed on the lattice of prefix unions (DESIGN.md, docs/exact.md).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,31 +23,51 @@ struct Options {
   }
 };
 
+// Job types that share every per-type value by symmetry (symmetric engines only): one entry per
+// class, so per-type results exist even when there are too many types to list (complete d = 3 at
+// N = 10^4 has 1.7e11 types).
+struct TypeClass {
+  std::string name;    // "d-subsets", "singletons", "full set"
+  int size = 0;        // servers per type
+  double count = 0.0;  // number of types in the class
+  double p = 0.0;      // probability of each type of the class
+  double EQ = 0.0, ET = 0.0, scaled_EQ = 0.0;  // E[Q_S], E[T_S], (1 - rho) E[Q_S] / p_S per type
+  friend bool operator==(const TypeClass&, const TypeClass&) = default;
+};
+
+// Types with more members than this are not listed one by one by the symmetric engines
+// (type_classes still carries their values).
+inline constexpr double kMaxListedTypes = 100'000;
+
 struct Result {
   bool stable = true;
   bool locally_stable = true;
   std::string unstable_reason;  // names the violating server set when !stable
   std::string engine;           // "general" or "symmetric-complete" / "symmetric-singletons-full"
   double rho = 0.0;
-  double C = 0.0;      // P(Q = 0)
+  double C = 0.0;      // P(Q = 0); underflows to 0 for large N at high load, see log_C
+  double log_C = 0.0;  // ln P(Q = 0), finite even where C underflows
   double EQ = 0.0, VarQ = 0.0, ET = 0.0;
   double scaled_EQ = 0.0;                   // (1 - rho) E[Q]
   std::vector<double> pmf;                  // P(Q = q), q = 0..qmax
-  std::vector<double> alpha;                // alpha_q, q = 0..qmax (alpha_0 = 1); empty if off
-  // Per type, in the order of Family::enumerate() (symmetric engines: one entry per lumped class,
-  // the same value for every type of that class, listed in enumerate() order when N is small
-  // enough to enumerate, otherwise empty).
+  // alpha_q = P(Q = q) / (C (N rho)^q), q = 0..qmax (alpha_0 = 1); empty if off. With identical
+  // speeds this is the paper's eq. (30); in general the sum of prod p_{c_i} / (mu(c_1..c_i)/mean mu).
+  std::vector<double> alpha;
+  // Per type, in the order of Family::enumerate() (symmetric engines: every type gets the value
+  // of its class, listed in enumerate() order when there are at most kMaxListedTypes types and
+  // N <= 64, otherwise empty; type_classes always has the values). All empty if !per_type.
   std::vector<model::ServerMask> type_servers;
   std::vector<double> type_p;
   std::vector<double> EQ_type, ET_type, scaled_EQ_type;  // scaled: (1 - rho) E[Q_S] / p_S
   std::vector<double> ER_server;                          // E[R_n], n = 0..N-1
+  std::vector<TypeClass> type_classes;                    // symmetric engines only
   std::uint64_t unions = 0;  // lattice states visited (cost measure)
 
   friend bool operator==(const Result&, const Result&) = default;
 };
 
-// Chooses the symmetric engine when the family and speeds allow it (uniform complete or
-// singletons_full with identical speeds), else the general one. Unstable systems return a
+// Chooses the symmetric engine when the family and speeds allow it (uniform complete, independent
+// or singletons_full with identical speeds), else the general one. Unstable systems return a
 // Result with stable = false and unstable_reason set; never throws for instability.
 // Throws InputError for options out of range or N beyond the chosen engine's limit.
 Result evaluate(const model::System& system, const Options& options);

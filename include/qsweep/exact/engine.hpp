@@ -1,0 +1,47 @@
+#pragma once
+// The two exact engines behind exact::evaluate (docs/exact.md). evaluate() checks options and
+// stability, picks the engine and derives sojourn times, scaled and per-server values; the
+// engines compute the sums over the product form.
+#include <cstdint>
+#include <vector>
+
+#include "qsweep/exact/exact.hpp"
+#include "qsweep/model/family.hpp"
+
+namespace qsweep::exact {
+
+// The general engine keeps two doubles per server set (2^(N+4) bytes: 4 GiB at N = 28,
+// 16 GiB at N = 30) and costs O(2^N * #types) per pass.
+inline constexpr int kMaxGeneralServers = 30;
+
+namespace detail {
+
+struct Moments {
+  double log_f = 0.0;  // ln of the sum of all state weights (= -ln C)
+  double EQ = 0.0, VarQ = 0.0;
+  // ln of the total weight of the states with q jobs, q = 0..qmax (P(Q = q) = exp(. - log_f)).
+  std::vector<double> log_weight;
+  std::vector<double> EQ_type;       // general engine: E[Q_S] per type, in the input order
+  std::vector<TypeClass> classes;    // symmetric engines: name, size, count, p and EQ filled
+  std::uint64_t unions = 0;
+  // Non-empty if a union with mu(B) <= arrival rate of the types inside B was met (unstable
+  // input that slipped past the stability check's tolerance); `slack` is mu(B) - rate(B).
+  std::vector<int> violating_set;
+  double slack = 0.0;
+};
+
+// types: masks over servers 0..speeds.size()-1 with probabilities summing to 1;
+// total_rate = N * lambda. Requires speeds.size() <= kMaxGeneralServers.
+Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
+                       double total_rate, int qmax, bool per_type);
+
+// True if the family lumps by union size: complete (any d), independent or singletons_full,
+// on identical speeds.
+bool symmetric_applies(const model::System& system);
+// Requires symmetric_applies(system). Engine name: "symmetric-complete" (also for independent,
+// which is complete with d = 1) or "symmetric-singletons-full".
+const char* symmetric_engine_name(const model::System& system);
+Moments symmetric_engine(const model::System& system, int qmax, bool per_type);
+
+}  // namespace detail
+}  // namespace qsweep::exact

@@ -21,7 +21,7 @@ struct Service {
   ServiceKind kind = ServiceKind::exponential;
   double cv2 = 1.0;             // hyperexponential: squared coefficient of variation (>= 1)
   std::vector<double> values;   // empirical: support (> 0), rescaled to unit mean
-  std::vector<double> weights;  // empirical: probabilities (sum 1)
+  std::vector<double> weights;  // empirical: probabilities (sum 1); empty: uniform
   friend bool operator==(const Service&, const Service&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {

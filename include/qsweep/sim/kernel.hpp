@@ -1,0 +1,104 @@
+#pragma once
+// One replication of the simulator, below simulate(): what the estimators in simulate.cpp are
+// built from, and what the tests and benchmarks drive directly (docs/sim.md).
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "qsweep/model/model.hpp"
+#include "qsweep/sim/options.hpp"
+
+namespace qsweep::sim {
+
+enum class Kernel {
+  automatic,     // markov where it applies, else event_driven
+  markov,        // race of exponential clocks (exponential service, independent replica sizes,
+                 // any policy but redundancy_cos): no residual sizes, no event queue
+  event_driven,  // per-server completion times in an indexed heap: any service distribution
+};
+
+// The replication index of the warm-up detection pilot run (simulate.hpp).
+inline constexpr std::uint64_t kPilotReplication = ~std::uint64_t{0};
+// More jobs than this in the system at once ends a replication with an Error (unstable system).
+inline constexpr std::size_t kMaxJobsInSystem = std::size_t{1} << 22;
+
+// The kernel `automatic` resolves to for these options.
+Kernel resolve_kernel(const Options& options);
+
+// Sojourn times in log-spaced bins: 2^7 bins per octave over [2^-32, 2^32) (relative width
+// 2^-7 < 0.8%); values outside land in the first or last bin. Memory is fixed (64 KiB).
+class SojournHistogram {
+ public:
+  static constexpr int kMantissaBits = 7;
+  static constexpr int kMinExponent = -32, kMaxExponent = 32;
+  static constexpr int kBins = (kMaxExponent - kMinExponent) << kMantissaBits;
+  static_assert(kMinExponent == -32 && kMaxExponent == 32, "bin() tests against 2^-32 and 2^32");
+
+  SojournHistogram() : counts_(kBins, 0) {}
+  void add(double x) {
+    ++counts_[static_cast<std::size_t>(bin(x))];
+    ++total_;
+  }
+  void merge(const SojournHistogram& other);
+  std::uint64_t total() const { return total_; }
+  // The p-quantile, interpolated linearly inside its bin; NaN if empty.
+  double quantile(double p) const;
+
+  static int bin(double x) {
+    if (!(x >= 0x1.0p-32)) return 0;
+    if (x >= 0x1.0p32) return kBins - 1;
+    // The binary exponent and the leading mantissa bits of a positive normal double.
+    const auto bits = std::bit_cast<std::uint64_t>(x);
+    const auto exponent = static_cast<int>(bits >> 52) - 1023;
+    const auto mantissa =
+        static_cast<int>((bits >> (52 - kMantissaBits)) & ((1U << kMantissaBits) - 1));
+    return ((exponent - kMinExponent) << kMantissaBits) | mantissa;
+  }
+  static double lower_edge(int bin);
+
+  friend bool operator==(const SojournHistogram&, const SojournHistogram&) = default;
+
+ private:
+  std::vector<std::uint64_t> counts_;
+  std::uint64_t total_ = 0;
+};
+
+struct ReplicationPlan {
+  double warmup = 0.0;        // simulated time before observation starts (the system starts empty)
+  double horizon = 0.0;       // observed time after warm-up
+  double trace_window = 0.0;  // > 0: also record the mean of Q over consecutive windows of this
+                              // length from the start of observation (the warm-up pilot)
+};
+
+// What one replication observed over [warmup, warmup + horizon]. Time averages are divided by
+// the horizon; sojourn times are summed over the jobs that left during the observation.
+struct ReplicationStats {
+  double mean_Q = 0.0, mean_Q2 = 0.0;
+  std::vector<double> pmf;          // fraction of time with Q = q, q = 0..qmax
+  std::vector<double> occupancy;    // mean fraction of servers with >= i jobs, i = 1..occupancy_max
+  std::vector<double> mean_Q_type;  // tracked types only
+  std::vector<double> sojourn_sum_type;        // tracked types only
+  std::vector<std::uint64_t> departures_type;  // tracked types only
+  double sojourn_sum = 0.0;
+  std::uint64_t departures = 0;
+  std::vector<double> mean_R, utilisation;  // per server
+  SojournHistogram sojourn;
+  std::vector<double> trace;  // window means of Q (plan.trace_window > 0)
+  std::uint64_t events = 0;   // arrivals + departures, warm-up included
+};
+
+// Runs replication `replication` with randomness from Rng(seed, task_id, replication).
+// Does not validate `options` (simulate() does); throws InputError if `kernel` is markov where it
+// does not apply, Error if more than kMaxJobsInSystem jobs accumulate.
+ReplicationStats run_replication(const model::System& system, const Options& options,
+                                 std::uint64_t seed, std::uint64_t task_id,
+                                 std::uint64_t replication, const ReplicationPlan& plan,
+                                 Kernel kernel = Kernel::automatic);
+
+// MSER-5 truncation point: the window means are grouped in batches of 5 and the start d (in
+// batches, d <= half of them) minimising the variance of the remaining mean,
+// sum_{i >= d} (b_i - mean_d)^2 / (m - d)^2, is returned as simulated time (d * 5 * window).
+double mser5_warmup(const std::vector<double>& window_means, double window);
+
+}  // namespace qsweep::sim

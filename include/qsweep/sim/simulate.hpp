@@ -1,0 +1,73 @@
+#pragma once
+// Discrete-event simulation of redundancy and dispatching on compatibility graphs (docs/sim.md).
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "qsweep/model/model.hpp"
+#include "qsweep/sim/kernel.hpp"
+#include "qsweep/sim/options.hpp"
+
+namespace qsweep::sim {
+
+// Per-type estimates (E[Q_S], E[T_S]) are reported when the family has N <= 64 servers and at
+// most this many job types; otherwise those vectors are empty.
+inline constexpr double kMaxTrackedTypes = 1024;
+
+// Every estimate comes with the half-width of its 95% confidence interval (*_hw): Student t over
+// the independent replications (docs/sim.md). All intervals use the same number of replications,
+// so the 99% half-width of any estimate is its *_hw times hw99_factor.
+struct Result {
+  double EQ = 0.0, EQ_hw = 0.0;      // time-average number of jobs in the system
+  double VarQ = 0.0, VarQ_hw = 0.0;  // time-average variance of that number
+  double ET = 0.0, ET_hw = 0.0;      // mean sojourn time (ratio estimator over departures)
+  std::vector<double> pmf, pmf_hw;   // P(Q = q), q = 0..qmax
+  // Fraction of servers holding >= i jobs (replicas for redundancy_coc), i = 1..occupancy_max;
+  // entry i-1 is x_i of the mean-field literature.
+  std::vector<double> occupancy, occupancy_hw;
+  // Per type in Family::enumerate() order (empty beyond kMaxTrackedTypes, see above).
+  std::vector<model::ServerMask> type_servers;
+  std::vector<double> type_p;
+  std::vector<double> EQ_type, EQ_type_hw, ET_type, ET_type_hw;
+  // Per server n = 0..N-1: mean number of jobs (replicas) there, and fraction of time busy.
+  std::vector<double> ER_server, ER_server_hw, utilisation, utilisation_hw;
+  // Sojourn-time quantiles (point estimate from all replications pooled, half-width by
+  // sectioning; resolution 0.8% relative, docs/sim.md).
+  double T_p50 = 0.0, T_p50_hw = 0.0, T_p90 = 0.0, T_p90_hw = 0.0, T_p99 = 0.0, T_p99_hw = 0.0;
+  double warmup = 0.0;           // simulated time discarded at the start of every replication
+  bool warmup_detected = false;  // true: chosen by MSER-5 on a pilot run (options.warmup < 0)
+  double horizon = 0.0;          // observed simulated time per replication (after warm-up)
+  int replications = 0;
+  double hw99_factor = 0.0;  // t_{0.995, R-1} / t_{0.975, R-1}
+  std::uint64_t events = 0;  // arrivals + departures simulated, warm-up and pilot included
+
+  // Equality treats NaN (an estimate without observations) as equal to NaN, so that a result
+  // equals its copy and its serialized round trip.
+  friend bool operator==(const Result& a, const Result& b);
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    std::apply([&ar](auto&... field) { ((ar & field), ...); }, fields(*this));
+  }
+  // Every member, once: serialize() and operator== both walk this list.
+  template <class Self>
+  static auto fields(Self& r) {
+    return std::tie(r.EQ, r.EQ_hw, r.VarQ, r.VarQ_hw, r.ET, r.ET_hw, r.pmf, r.pmf_hw, r.occupancy,
+                    r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type,
+                    r.ET_type_hw, r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw,
+                    r.T_p50, r.T_p50_hw, r.T_p90, r.T_p90_hw, r.T_p99, r.T_p99_hw, r.warmup,
+                    r.warmup_detected, r.horizon, r.replications, r.hw99_factor, r.events);
+  }
+};
+
+// Simulates `system` under `options`. Replication r draws all its randomness from
+// Rng(seed, task_id, r); a detected warm-up comes from a pilot run on
+// Rng(seed, task_id, kPilotReplication). Throws InputError for invalid options (one line), and
+// Error if the number of jobs in the system exceeds kMaxJobsInSystem (an unstable system).
+// `kernel` forces a kernel (tests compare them); the default picks the fastest that applies.
+Result simulate(const model::System& system, const Options& options, std::uint64_t seed,
+                std::uint64_t task_id, Kernel kernel = Kernel::automatic);
+
+// Throws InputError naming the first invalid option (simulate() calls it first).
+void validate(const Options& options);
+
+}  // namespace qsweep::sim

@@ -1,0 +1,276 @@
+#include "qsweep/sim/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "qsweep/common/error.hpp"
+#include "sampling.hpp"
+
+namespace qsweep::sim {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kMaxReplications = 1'000'000;
+constexpr int kMaxDistributionLength = 1'000'000;
+// Warm-up detection: the pilot run's Q is averaged over this many windows for MSER-5.
+constexpr int kPilotWindows = 1000;
+
+std::string_view policy_name(Policy policy) {
+  switch (policy) {
+    case Policy::redundancy_coc:
+      return "redundancy_coc";
+    case Policy::redundancy_cos:
+      return "redundancy_cos";
+    case Policy::jsq:
+      return "jsq";
+    case Policy::random:
+      return "random";
+    case Policy::jiq:
+      return "jiq";
+    case Policy::power_of_d:
+      return "power_of_d";
+  }
+  return "?";
+}
+
+void validate_service(const Service& s) {
+  const bool finite_cv2 = std::isfinite(s.cv2);
+  if (s.kind == ServiceKind::hyperexponential && !(finite_cv2 && s.cv2 >= 1.0))
+    throw InputError(
+        fmt::format("service hyperexponential: cv2 = {}; expected a finite value >= 1", s.cv2));
+  if (s.kind != ServiceKind::hyperexponential && s.cv2 != 1.0)
+    throw InputError("service: cv2 applies only to hyperexponential service");
+  if (s.kind != ServiceKind::empirical) {
+    if (!s.values.empty() || !s.weights.empty())
+      throw InputError("service: values and weights apply only to empirical service");
+    return;
+  }
+  if (s.values.empty() || (!s.weights.empty() && s.values.size() != s.weights.size()))
+    throw InputError(
+        fmt::format("service empirical: {} values and {} weights; expected at least "
+                    "one value and as many weights (or none: uniform)",
+                    s.values.size(), s.weights.size()));
+  for (std::size_t i = 0; i < s.values.size(); ++i)
+    if (!(std::isfinite(s.values[i]) && s.values[i] > 0.0))
+      throw InputError(fmt::format("service empirical: value {} is {}; expected a finite value > 0",
+                                   i + 1, s.values[i]));
+  if (s.weights.empty()) return;
+  double total = 0.0;
+  for (std::size_t i = 0; i < s.weights.size(); ++i) {
+    if (!(std::isfinite(s.weights[i]) && s.weights[i] >= 0.0))
+      throw InputError(fmt::format(
+          "service empirical: weight {} is {}; expected a finite value >= 0", i + 1, s.weights[i]));
+    total += s.weights[i];
+  }
+  if (std::abs(total - 1.0) > 1e-9)
+    throw InputError(fmt::format("service empirical: weights sum to {:.12g}; expected 1", total));
+}
+
+// Running means and centred co-moments of a pair (a, b) over replications (Welford's update):
+// numerically stable for the mean of a, the ratio mean(a) / mean(b) and mean(b) - mean(a)^2.
+struct PairMoments {
+  double n = 0.0, mean_a = 0.0, mean_b = 0.0, caa = 0.0, cab = 0.0, cbb = 0.0;
+  void add(double a, double b = 0.0) {
+    n += 1.0;
+    const double da = a - mean_a, db = b - mean_b;
+    mean_a += da / n;
+    mean_b += db / n;
+    caa += da * (a - mean_a);
+    cab += da * (b - mean_b);
+    cbb += db * (b - mean_b);
+  }
+  // Half-width t * sd / sqrt(n) of the mean of a.
+  double mean_hw(double t) const { return t * std::sqrt(caa / (n - 1.0) / n); }
+  // mean(a) / mean(b), with the delta-method half-width of the ratio estimator.
+  double ratio() const { return mean_b > 0.0 ? mean_a / mean_b : kNaN; }
+  double ratio_hw(double t) const {
+    const double r = ratio();
+    const double s2 = (caa - 2.0 * r * cab + r * r * cbb) / (n - 1.0);
+    return t * std::sqrt(std::max(s2, 0.0) / n) / mean_b;
+  }
+  // mean(b) - mean(a)^2 (a variance from first and second moments), delta-method half-width.
+  double variance() const { return mean_b - mean_a * mean_a; }
+  double variance_hw(double t) const {
+    const double g = 2.0 * mean_a;
+    const double s2 = (cbb - 2.0 * g * cab + g * g * caa) / (n - 1.0);
+    return t * std::sqrt(std::max(s2, 0.0) / n);
+  }
+};
+
+void add_all(std::vector<PairMoments>& moments, const std::vector<double>& values) {
+  moments.resize(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) moments[i].add(values[i]);
+}
+
+void means_with_hw(const std::vector<PairMoments>& moments, double t, std::vector<double>& mean,
+                   std::vector<double>& hw) {
+  for (const PairMoments& m : moments) {
+    mean.push_back(m.mean_a);
+    hw.push_back(m.mean_hw(t));
+  }
+}
+
+double student_t(int replications, double two_sided_level) {
+  const boost::math::students_t_distribution<double> t(replications - 1.0);
+  return boost::math::quantile(t, 0.5 + two_sided_level / 2.0);
+}
+
+// Everything the replications contribute to the Result.
+class Estimates {
+ public:
+  void add(const ReplicationStats& s) {
+    Q_.add(s.mean_Q, s.mean_Q2);
+    T_.add(s.sojourn_sum, static_cast<double>(s.departures));
+    add_all(pmf_, s.pmf);
+    add_all(occupancy_, s.occupancy);
+    add_all(Q_type_, s.mean_Q_type);
+    T_type_.resize(s.sojourn_sum_type.size());
+    for (std::size_t k = 0; k < T_type_.size(); ++k)
+      T_type_[k].add(s.sojourn_sum_type[k], static_cast<double>(s.departures_type[k]));
+    add_all(R_, s.mean_R);
+    add_all(busy_, s.utilisation);
+    for (std::size_t i = 0; i < kLevels.size(); ++i)
+      quantile_[i].add(s.sojourn.quantile(kLevels[i]));
+    pooled_.merge(s.sojourn);
+    events_ += s.events;
+    ++replications_;
+  }
+
+  double relative_ET_hw() const { return T_.ratio_hw(student_t(replications_, 0.95)) / T_.ratio(); }
+
+  Result result() const {
+    const double t95 = student_t(replications_, 0.95);
+    Result r;
+    r.EQ = Q_.mean_a;
+    r.EQ_hw = Q_.mean_hw(t95);
+    r.VarQ = Q_.variance();
+    r.VarQ_hw = Q_.variance_hw(t95);
+    r.ET = T_.ratio();
+    r.ET_hw = T_.ratio_hw(t95);
+    means_with_hw(pmf_, t95, r.pmf, r.pmf_hw);
+    means_with_hw(occupancy_, t95, r.occupancy, r.occupancy_hw);
+    means_with_hw(Q_type_, t95, r.EQ_type, r.EQ_type_hw);
+    for (const PairMoments& m : T_type_) {
+      r.ET_type.push_back(m.ratio());
+      r.ET_type_hw.push_back(m.ratio_hw(t95));
+    }
+    means_with_hw(R_, t95, r.ER_server, r.ER_server_hw);
+    means_with_hw(busy_, t95, r.utilisation, r.utilisation_hw);
+    // Sectioning: the point estimate from all replications pooled, the spread from each one's.
+    double* quantile_fields[][2] = {
+        {&r.T_p50, &r.T_p50_hw}, {&r.T_p90, &r.T_p90_hw}, {&r.T_p99, &r.T_p99_hw}};
+    for (std::size_t i = 0; i < kLevels.size(); ++i) {
+      *quantile_fields[i][0] = pooled_.quantile(kLevels[i]);
+      *quantile_fields[i][1] = quantile_[i].mean_hw(t95);
+    }
+    r.replications = replications_;
+    r.hw99_factor = student_t(replications_, 0.99) / t95;
+    r.events = events_;
+    return r;
+  }
+
+ private:
+  static constexpr std::array<double, 3> kLevels = {0.5, 0.9, 0.99};
+  PairMoments Q_;  // (Q, Q^2) time averages
+  PairMoments T_;  // (sum of sojourn times, departures)
+  std::vector<PairMoments> pmf_, occupancy_, Q_type_, T_type_, R_, busy_;
+  std::array<PairMoments, 3> quantile_;
+  SojournHistogram pooled_;
+  std::uint64_t events_ = 0;
+  int replications_ = 0;
+};
+
+bool same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+bool same(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](double x, double y) { return same(x, y); });
+}
+template <class T>
+bool same(const T& a, const T& b) {
+  return a == b;
+}
+
+}  // namespace
+
+bool operator==(const Result& a, const Result& b) {
+  return std::apply(
+      [&](const auto&... x) {
+        return std::apply([&](const auto&... y) { return (same(x, y) && ...); }, Result::fields(b));
+      },
+      Result::fields(a));
+}
+
+void validate(const Options& o) {
+  if (o.policy == Policy::power_of_d && o.policy_d < 1)
+    throw InputError(fmt::format("policy_d = {}: power_of_d needs at least 1 choice", o.policy_d));
+  if (!(std::isfinite(o.horizon) && o.horizon > 0.0))
+    throw InputError(fmt::format("horizon = {}; expected a finite simulated time > 0", o.horizon));
+  if (!std::isfinite(o.warmup))
+    throw InputError(fmt::format("warmup = {}; expected a finite time (< 0: detect)", o.warmup));
+  if (o.replications < 2 || o.replications > kMaxReplications)
+    throw InputError(
+        fmt::format("replications = {}; expected 2..{} (a confidence interval needs "
+                    "at least 2)",
+                    o.replications, kMaxReplications));
+  if (o.max_replications < o.replications || o.max_replications > kMaxReplications)
+    throw InputError(fmt::format("max_replications = {}; expected replications ({})..{}",
+                                 o.max_replications, o.replications, kMaxReplications));
+  if (!(std::isfinite(o.target_rel_half_width) && o.target_rel_half_width >= 0.0))
+    throw InputError(
+        fmt::format("target_rel_half_width = {}; expected a finite value >= 0 "
+                    "(0: fixed replications)",
+                    o.target_rel_half_width));
+  if (o.qmax < 0 || o.qmax > kMaxDistributionLength)
+    throw InputError(fmt::format("qmax = {}; expected 0..{}", o.qmax, kMaxDistributionLength));
+  if (o.occupancy_max < 0 || o.occupancy_max > kMaxDistributionLength)
+    throw InputError(
+        fmt::format("occupancy_max = {}; expected 0..{}", o.occupancy_max, kMaxDistributionLength));
+  if (o.identical_replicas && o.policy != Policy::redundancy_coc)
+    throw InputError(fmt::format("identical_replicas applies only to redundancy_coc, not {}",
+                                 policy_name(o.policy)));
+  validate_service(o.service);
+}
+
+Result simulate(const model::System& system, const Options& options, std::uint64_t seed,
+                std::uint64_t task_id, Kernel kernel) {
+  validate(options);
+  Estimates estimates;
+  double warmup = options.warmup;
+  std::uint64_t pilot_events = 0;
+  if (warmup < 0.0) {
+    const double window = options.horizon / kPilotWindows;
+    const ReplicationStats pilot = run_replication(
+        system, options, seed, task_id, kPilotReplication, {0.0, options.horizon, window}, kernel);
+    warmup = mser5_warmup(pilot.trace, window);
+    pilot_events = pilot.events;
+  }
+  const ReplicationPlan plan{warmup, options.horizon, 0.0};
+  for (int r = 0;; ++r) {
+    if (r >= options.replications &&
+        (options.target_rel_half_width <= 0.0 || r >= options.max_replications ||
+         estimates.relative_ET_hw() <= options.target_rel_half_width))
+      break;
+    estimates.add(run_replication(system, options, seed, task_id, static_cast<std::uint64_t>(r),
+                                  plan, kernel));
+  }
+  Result result = estimates.result();
+  const JobTypes types(system.family);
+  for (const model::JobType& type : types.tracked()) {
+    result.type_servers.push_back(type.servers);
+    result.type_p.push_back(type.p);
+  }
+  result.warmup = warmup;
+  result.warmup_detected = options.warmup < 0.0;
+  result.horizon = options.horizon;
+  result.events += pilot_events;
+  return result;
+}
+
+}  // namespace qsweep::sim

@@ -5,6 +5,8 @@
 #include <variant>
 
 #include "qsweep/exact/exact.hpp"
+#include "qsweep/ldp/ldp.hpp"
+#include "qsweep/sim/simulate.hpp"
 #include "qsweep/sweep/task.hpp"
 
 namespace qsweep::sweep {
@@ -16,12 +18,13 @@ std::string_view to_string(TaskStatus status);
 struct TaskOutcome {
   TaskStatus status = TaskStatus::pending;
   std::string error;  // failed: the exception message; unstable: the violating server set
-  // Method results; sim::Result and ldp::Result join the variant when those layers exist.
-  std::variant<std::monostate, exact::Result> result;
+  // The method's result (exact::Result also for unstable exact tasks: it says which set).
+  std::variant<std::monostate, exact::Result, sim::Result, ldp::Result> result;
   double wall_seconds = 0.0;
 };
 
-// Never throws for a task's own errors: they become status failed with the message.
+// Never throws for a task's own errors: they become status failed with the message. Tasks
+// outside the stability region (exact, simulate) become status unstable without running.
 TaskOutcome execute(const Task& task);
 
 }  // namespace qsweep::sweep

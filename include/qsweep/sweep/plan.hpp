@@ -1,5 +1,5 @@
 #pragma once
-// A sweep file parsed, validated and expanded into its task list.
+// A sweep file parsed, validated and expanded into its task list (docs/sweep-format.md).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,8 +9,9 @@
 namespace qsweep::sweep {
 
 // Refuse plans bigger than this (a typo in a linspace count must not allocate a week of tasks);
-// the sweep file may raise it with the top-level key `max_tasks`.
-inline constexpr std::uint64_t kDefaultMaxTasks = 10'000'000;
+// the sweep file may raise it with the top-level key `max_tasks`. A block counts with the size
+// of its full grid, before combinations that differ only in unused parameters are merged.
+inline constexpr std::uint64_t kDefaultMaxTasks = 1'000'000;
 
 struct Plan {
   std::string name;         // `name:` of the sweep file
@@ -22,11 +23,34 @@ struct Plan {
   std::uint64_t seed = 0;
   bool on_unstable_error = false;  // `on_unstable: error`
   std::vector<Task> tasks;         // tasks[i].id == i
+  // Tasks outside the stability region (known at validation; stored with status unstable).
+  std::vector<std::uint64_t> unstable_tasks;
 };
 
 // Reads, validates and expands a sweep file. Throws InputError with a one-line message
-// "FILE:LINE:COLUMN: what is wrong; what was expected" for any bad input.
+// "FILE:LINE:COLUMN: what is wrong; what was expected" for any bad input. Touches no other file.
 Plan load_plan(const std::string& path);
 Plan parse_plan(const std::string& yaml_text, const std::string& source_name);
+
+// `qsweep eval`: a one-task plan from command-line flags, with the keys and the validation of a
+// sweep block. Each flag's text is read as YAML ("8", "[1, 2, 3]", "[{servers: [1, 2], p: 1}]");
+// `method` (default exact) and `seed` are accepted too. Messages name the flag ("--lambda: ...").
+struct Flag {
+  std::string key;  // without the dashes
+  std::string text;
+};
+Plan plan_from_flags(const std::vector<Flag>& flags);
+
+// Hex SHA-256 of the canonical form of every task in order (ids, methods, all parameters and
+// seeds; not the cost estimates): equal plans, and only those, have equal hashes.
+std::string plan_hash(const std::vector<Task>& tasks);
+
+// The keys of a sweep block (`method` and `zip` aside), each once, with the methods that take it.
+struct KeyInfo {
+  std::string name;
+  std::string methods;  // "exact, simulate"
+  std::string help;     // one line
+};
+std::vector<KeyInfo> block_keys();
 
 }  // namespace qsweep::sweep

@@ -15,16 +15,17 @@ enum class Method : std::uint8_t { exact, simulate, ldp };
 std::string_view to_string(Method method);
 
 struct Task {
-  std::uint64_t id = 0;     // row in /tasks: position in the expanded plan (stable)
+  std::uint64_t id = 0;  // row in /tasks: position in the expanded plan (stable)
   Method method = Method::exact;
-  int block = 0;            // 0-based index of the sweep block it came from
-  std::uint64_t seed = 0;   // sweep seed; the task's streams are Rng(seed, id, replication)
-  double cost = 0.0;        // estimated cost (seconds-ish units, comparable across methods)
+  int block = 0;           // 0-based index of the sweep block it came from
+  std::uint64_t seed = 0;  // sweep seed; the task's streams are Rng(seed, id, replication)
+  double cost = 0.0;       // estimated cost (seconds-ish units, comparable across methods)
 
-  // System parameters (exact and simulate).
+  // System parameters (exact and simulate; left at their defaults for ldp, whose n and lambda
+  // are in ldp::Options). Family parameters that a family does not use keep their defaults.
   model::FamilyParams family;
   std::vector<double> speeds;  // empty = all 1
-  double lambda = 0.0;
+  double lambda = 0.0;         // per-server arrival rate (absolute, after rho / heavy_traffic)
 
   exact::Options exact;   // method exact
   sim::Options simulate;  // method simulate
@@ -33,8 +34,16 @@ struct Task {
   friend bool operator==(const Task&, const Task&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
-    ar & id & method & block & seed & cost & family & speeds & lambda & exact & simulate & ldp;
+    ar& id& method& block& seed& cost& family& speeds& lambda& exact& simulate& ldp;
   }
 };
+
+// One line naming the method and the parameters that matter for it, for plans and messages:
+// "exact ring N=8 lambda=0.9 qmax=20".
+std::string describe(const Task& task);
+
+// The kind of task, for counts in `qsweep plan`: the family (exact), family and policy
+// (simulate), policy and estimator (ldp).
+std::string category(const Task& task);
 
 }  // namespace qsweep::sweep

@@ -1,0 +1,54 @@
+#pragma once
+// Progress of a run on rank 0's stderr: tasks finished / total, failed, rate, ETA. On a terminal
+// one line is redrawn in place; otherwise (SLURM logs) a plain line is printed every interval.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace qsweep::run {
+
+struct ProgressCounts {
+  std::uint64_t total = 0;
+  std::uint64_t done = 0, failed = 0, unstable = 0;  // over the whole file, earlier runs included
+  std::uint64_t finished() const { return done + failed + unstable; }
+};
+
+// "2h05m", "3m07s", "12s", "?" for an unknown or infinite duration.
+std::string format_duration(double seconds);
+
+// "1234/5000 tasks (24.7%), 3 failed, 12 unstable, 812 tasks/s, ETA 4m38s"
+std::string format_progress(const ProgressCounts& counts, double tasks_per_second,
+                            double eta_seconds);
+
+class Progress {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `cost_todo`: estimated cost of the tasks this run has to do; the ETA scales the elapsed time
+  // by the cost still to do over the cost done (so big-first scheduling does not skew it).
+  Progress(std::FILE* out, bool terminal, double interval_seconds, double cost_todo,
+           Clock::time_point start);
+
+  // Prints when the interval has passed since the last line.
+  void update(const ProgressCounts& counts, std::uint64_t finished_this_run, double cost_done,
+              Clock::time_point now);
+  // The last line, always printed, ending the in-place line on a terminal.
+  void finish(const ProgressCounts& counts, std::uint64_t finished_this_run, double cost_done,
+              Clock::time_point now);
+  // A message on its own line (the in-place line is redrawn after it).
+  void message(const std::string& text);
+
+ private:
+  std::string line(const ProgressCounts& counts, std::uint64_t finished_this_run, double cost_done,
+                   Clock::time_point now) const;
+  std::FILE* out_;
+  bool terminal_;
+  double interval_seconds_;
+  double cost_todo_;
+  Clock::time_point start_;
+  Clock::time_point last_print_;
+  bool line_open_ = false;  // terminal: an unterminated line is on screen
+};
+
+}  // namespace qsweep::run

@@ -1,0 +1,54 @@
+#pragma once
+// `qsweep run`: rank 0 coordinates (and, by default, also computes on a thread of its own), the
+// other ranks work. Dynamic scheduling, biggest estimated cost first, small tasks batched; every
+// rank writes the rows of the tasks it ran into the shared results file. See docs/running.md.
+#include <boost/mpi/communicator.hpp>
+#include <string>
+
+#include "qsweep/common/error.hpp"
+#include "qsweep/run/engine.hpp"
+#include "qsweep/run/progress.hpp"
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::run {
+
+struct RunOptions {
+  std::string output;   // results file; "" = the sweep file's `output:`
+  bool resume = false;  // continue an existing file (or start it if there is none)
+  bool force = false;   // replace an existing file
+  // Rank 0 only coordinates instead of also computing (ignored with one rank).
+  bool dedicated_coordinator = false;
+  // Seconds between progress lines when stderr is not a terminal (SLURM logs, mpirun); a terminal
+  // is redrawn twice a second. < 0: no progress output.
+  double progress_seconds = 30.0;
+  std::string command_line;  // stored as provenance
+};
+
+struct RunResult {
+  int exit_code = 0;          // qsweep::exit_code::{ok, tasks_failed, incomplete}
+  ProgressCounts counts;      // over the whole file (rank 0; zeros elsewhere)
+  double work_seconds = 0.0;  // from the first task handed out to the last row written (rank 0)
+  // A task was still running on this rank when the run stopped (stop-now): end the process with
+  // _Exit once MPI is finalized.
+  bool left_task_running = false;
+};
+
+// Bad input detected on rank 0 and thrown on every rank with the same message, before any
+// collective file operation: the job ends with exit code 2, no MPI_Abort needed.
+class AgreedInputError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// Rank 0 reads and validates the sweep file, the other ranks parse the same text. Throws
+// AgreedInputError for a bad file.
+sweep::Plan distribute_plan(const boost::mpi::communicator& comm, const std::string& path);
+
+// Collective: runs `plan` (the same on every rank) into the results file. Throws
+// AgreedInputError for an output that may not be written (exists without --resume/--force, or
+// holds another plan); any other exception means this rank failed and the caller must end the
+// job with MpiSession::abort.
+RunResult run_plan(const boost::mpi::communicator& comm, const sweep::Plan& plan,
+                   const RunOptions& options, const TaskFunction& run_task = sweep::execute);
+
+}  // namespace qsweep::run

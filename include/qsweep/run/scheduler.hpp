@@ -1,0 +1,79 @@
+#pragma once
+// Which tasks go out next: biggest estimated cost first (within a factor of two, task order),
+// small tasks batched so that dispatch overhead stays small, batches shrinking towards the end so
+// the last tasks spread over all workers.
+#include <boost/serialization/vector.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::run {
+
+// Tasks handed to one worker in one message.
+struct Batch {
+  std::vector<std::uint64_t> ids;
+  // How many times each task has been handed out, this time included (written to
+  // /tasks/attempts before the batch runs).
+  std::vector<std::int32_t> attempts;
+
+  friend bool operator==(const Batch&, const Batch&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    // clang-format off
+    ar & ids & attempts;
+    // clang-format on
+  }
+};
+
+// The plan's cost estimate with a floor, so that tasks estimated at zero still count (a batch of
+// them is bounded by the task limit, not unbounded).
+double scheduling_cost(const sweep::Task& task);
+
+class Scheduler {
+ public:
+  // `todo`: the tasks to run, in any order. `attempts`: per task id (all tasks of the plan), how
+  // many times it was handed out before. `plan` must outlive the scheduler.
+  Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
+            std::vector<std::int32_t> attempts);
+
+  bool empty() const { return next_ == order_.size(); }
+  std::size_t remaining_tasks() const { return order_.size() - next_; }
+  double remaining_cost() const { return remaining_cost_; }
+
+  // The next tasks in order while their total cost stays within `budget`: at least one task
+  // (a task bigger than the budget goes alone), at most `max_tasks`.
+  Batch next(double budget, std::size_t max_tasks);
+
+  double cost_of(const Batch& batch) const;
+
+ private:
+  const sweep::Plan& plan_;
+  std::vector<std::uint64_t> order_;  // biggest cost first (by powers of two), then by id
+  std::size_t next_ = 0;
+  double remaining_cost_ = 0.0;
+  std::vector<std::int32_t> attempts_;
+};
+
+// How much estimated cost one batch should carry. Aims at `target_seconds` of measured time per
+// batch (the ratio of measured to estimated time is learnt from finished batches), and near the
+// end at most a share of what remains so that every worker still gets some.
+class BatchSizer {
+ public:
+  BatchSizer(double target_seconds, std::size_t max_tasks);
+
+  void observe(double estimated_cost, double wall_seconds);
+  double budget(double remaining_cost, int workers) const;
+  std::size_t max_tasks() const { return max_tasks_; }
+  // Measured seconds per unit of estimated cost (1 until something was measured).
+  double seconds_per_cost() const;
+
+ private:
+  double target_seconds_;
+  std::size_t max_tasks_;
+  double observed_cost_ = 0.0;
+  double observed_seconds_ = 0.0;
+};
+
+}  // namespace qsweep::run

@@ -1,0 +1,69 @@
+#pragma once
+// Reading a results file (serially, read-only): for `qsweep status`, `qsweep export` and the
+// resume check. Safe to use on a file that a running job is writing (it sees finished rows).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "qsweep/store/hdf5.hpp"
+#include "qsweep/sweep/execute.hpp"
+
+namespace qsweep::store {
+
+// One 1-D dataset of a group, converted for printing.
+struct TableColumn {
+  std::string name;
+  std::variant<std::vector<double>, std::vector<std::int64_t>, std::vector<std::uint64_t>,
+               std::vector<std::string>>
+      values;
+};
+
+struct StatusCounts {
+  std::uint64_t pending = 0, done = 0, failed = 0, unstable = 0;
+  std::uint64_t total() const { return pending + done + failed + unstable; }
+  friend bool operator==(const StatusCounts&, const StatusCounts&) = default;
+};
+
+// A failed or unstable task with its message.
+struct TaskProblem {
+  std::uint64_t id = 0;
+  std::string method;
+  sweep::TaskStatus status = sweep::TaskStatus::failed;
+  std::string error;
+};
+
+class ResultsReader {
+ public:
+  // Throws InputError if `path` cannot be opened or is not a qsweep results file of a format
+  // version this build reads.
+  explicit ResultsReader(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  // A root attribute as text ("" if absent).
+  std::string attribute(const std::string& name) const;
+  std::uint64_t task_count() const { return task_count_; }
+
+  std::vector<sweep::TaskStatus> statuses() const;
+  std::vector<std::int32_t> attempts() const;
+  std::vector<std::string> methods() const;  // per task
+  // Tasks with the given status in task order, at most `limit` of them.
+  std::vector<TaskProblem> problems(sweep::TaskStatus status, std::size_t limit) const;
+
+  // Method groups present ("exact", "simulate", "ldp").
+  std::vector<std::string> method_groups() const;
+  // The 1-D datasets of a group ("tasks" or a method group), in schema order: parameters and
+  // scalar results. Distributions ([rows, width]) and ragged columns are left out. Method groups
+  // get a `status` column (from /tasks) after task_id. Throws InputError for an unknown group.
+  std::vector<TableColumn> read_table(const std::string& group) const;
+
+ private:
+  std::string path_;
+  H5Id file_;
+  std::uint64_t task_count_ = 0;
+};
+
+StatusCounts count_statuses(const std::vector<sweep::TaskStatus>& statuses);
+
+}  // namespace qsweep::store

@@ -1,0 +1,170 @@
+"""Read a qsweep results file (HDF5, docs/results-layout.md) into numpy arrays.
+
+Runs under Debian's /usr/bin/python3 (h5py and numpy from the python3-h5py package). pandas is
+optional: Table.to_dataframe() needs it, nothing else does.
+
+    from qsweep_results import load_group
+    exact = load_group("results/paper-redundancy-fig4-occupancy.h5", "exact")
+    ring = exact.select(family="ring", N=4)
+    ring["pmf"][0]          # P(Q = q), q = 0..qmax of the first matching task
+"""
+
+import h5py
+import numpy as np
+
+# /tasks/status is an HDF5 enum; these are its names (the file says so too).
+STATUS_NAMES = ("pending", "done", "failed", "unstable")
+FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 1  # what this reader understands
+
+
+def _decode(values):
+    """Fixed-length UTF-8 text (bytes) as a numpy array of str."""
+    return np.array([v.decode("utf-8") for v in values], dtype=str)
+
+
+def read_attributes(path):
+    """The root attributes (provenance: sweep_name, sweep_yaml, git_commit, ...) as a dict."""
+    with h5py.File(path, "r") as f:
+        return {k: (v.decode("utf-8") if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+
+
+def _open(path):
+    """Opens a results file read-only, refusing files that are not (or too new) qsweep results."""
+    f = h5py.File(path, "r")
+    name, version = f.attrs.get("format"), f.attrs.get("format_version")
+    if isinstance(name, bytes):
+        name = name.decode("utf-8")
+    if name != FORMAT_NAME:
+        f.close()
+        raise ValueError(f"{path}: not a qsweep results file (format attribute {name!r})")
+    if version is None or int(version) > FORMAT_VERSION:
+        f.close()
+        raise ValueError(f"{path}: format_version {version} is newer than this reader "
+                         f"({FORMAT_VERSION}); use the python/ of the qsweep that wrote it")
+    return f
+
+
+def _read_columns(group):
+    """Every column of an HDF5 group: 1-D arrays, 2-D vector columns, ragged columns per row."""
+    names = set(group.keys())
+    ragged = {n for n in names if f"{n}_offset" in names and f"{n}_count" in names}
+    helpers = {f"{n}_{suffix}" for n in ragged for suffix in ("offset", "count")}
+    columns = {}
+    for name in sorted(names - helpers):
+        data = group[name][...]
+        if name in ragged:
+            offset = group[f"{name}_offset"][...]
+            count = group[f"{name}_count"][...]
+            rows = np.empty(len(offset), dtype=object)
+            for r, (o, c) in enumerate(zip(offset, count)):
+                rows[r] = data[o:o + c]
+            columns[name] = rows
+        elif data.dtype.kind == "S":
+            columns[name] = _decode(data)
+        else:
+            columns[name] = data
+    return columns
+
+
+def load_tasks(path):
+    """The /tasks group: id, method, block, status (as text), error, wall_seconds, rank, ..."""
+    with _open(path) as f:
+        tasks = _read_columns(f["tasks"])
+        enum = h5py.check_enum_dtype(f["tasks/status"].dtype)
+    names = {value: name for name, value in enum.items()} if enum else dict(enumerate(STATUS_NAMES))
+    tasks["status"] = np.array([names[int(s)] for s in tasks["status"]], dtype=str)
+    return Table(tasks)
+
+
+def load_group(path, group, statuses=("done",)):
+    """One method group ("exact", "simulate" or "ldp") as a Table, one row per task.
+
+    Adds the task's `status` and `error` from /tasks. By default only finished tasks are
+    returned; pass statuses=None for every row (results of unfinished rows are NaN / -1).
+    Vector columns (pmf, alpha, ...) are 2-D arrays [rows, width] padded with NaN; ragged
+    columns (EQ_type, ER_server, ...) are object arrays holding one 1-D array per row.
+    """
+    with _open(path) as f:
+        if group not in f:
+            raise KeyError(f"{path}: no group /{group} (the sweep has no {group} tasks)")
+        columns = _read_columns(f[group])
+    tasks = load_tasks(path)
+    ids = columns["task_id"]
+    columns["status"] = tasks["status"][ids]
+    columns["error"] = tasks["error"][ids]
+    table = Table(columns)
+    if statuses is not None:
+        table = table.where(np.isin(table["status"], list(statuses)))
+    return table
+
+
+class Table(dict):
+    """Columns by name (numpy arrays of equal length). A dict, so `table["EQ"]` is an array."""
+
+    @property
+    def rows(self):
+        """Number of rows (len() of a Table is its number of columns, as for any dict)."""
+        return len(next(iter(self.values()))) if len(self.keys()) else 0
+
+    def where(self, mask):
+        """The rows where `mask` (a boolean array or an index array) holds."""
+        return Table({name: values[mask] for name, values in self.items()})
+
+    def mask(self, **conditions):
+        """Boolean mask of the rows matching every condition column=value.
+
+        A float value matches within 1e-12 relative (NaN matches NaN: a parameter the family
+        does not use); a list or tuple matches any of its values; a callable gets the column
+        and returns a mask.
+        """
+        keep = np.ones(self.rows, dtype=bool)
+        for name, wanted in conditions.items():
+            if name not in self:
+                raise KeyError(f"no column '{name}'; columns: {', '.join(sorted(self))}")
+            keep &= _matches(self[name], wanted)
+        return keep
+
+    def select(self, **conditions):
+        """The rows matching every condition (see mask()), in file order."""
+        return self.where(self.mask(**conditions))
+
+    def sorted_by(self, *names):
+        """The rows sorted by the given columns (the last name varies fastest)."""
+        order = np.lexsort([self[n] for n in reversed(names)])
+        return self.where(order)
+
+    def unique(self, name):
+        """Distinct values of a column, sorted (NaN once, last)."""
+        values = self[name]
+        if values.dtype.kind == "f":
+            finite = np.unique(values[~np.isnan(values)])
+            return np.append(finite, np.nan) if np.isnan(values).any() else finite
+        return np.unique(values)
+
+    def to_dataframe(self):
+        """A pandas DataFrame (needs pandas); vector and ragged cells become per-row arrays."""
+        try:
+            import pandas
+        except ImportError as error:
+            raise ImportError("to_dataframe() needs pandas (not installed); the Table itself "
+                              "is a dict of numpy arrays") from error
+        data = {}
+        for name, values in self.items():
+            data[name] = list(values) if values.ndim > 1 else values
+        return pandas.DataFrame(data)
+
+
+def _matches(column, wanted):
+    if callable(wanted):
+        return np.asarray(wanted(column), dtype=bool)
+    if isinstance(wanted, (list, tuple, set)):
+        keep = np.zeros(len(column), dtype=bool)
+        for value in wanted:
+            keep |= _matches(column, value)
+        return keep
+    if column.dtype.kind == "f":
+        wanted = float(wanted)
+        if np.isnan(wanted):
+            return np.isnan(column)
+        return np.isclose(column, wanted, rtol=1e-12, atol=0.0)
+    return column == wanted

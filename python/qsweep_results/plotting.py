@@ -1,0 +1,106 @@
+"""What every figure module shares: the plotted series, how they are drawn, how figures are saved.
+
+A figure module's draw(path) returns a Drawing: the matplotlib figure and, for every curve it
+drew, a Series holding exactly the numbers that went into the plot (and the task ids they came
+from). The tests compare those numbers with the results file read independently, and with the
+data of the drawn artists (found by their gid = series key).
+"""
+
+import dataclasses
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display needed (batch jobs, CI)
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+@dataclasses.dataclass
+class Series:
+    key: str                 # unique in its figure; the gid of the drawn line
+    x: np.ndarray
+    y: np.ndarray
+    task_ids: np.ndarray     # task of each point (a mean over tasks: the first; -1: reference)
+    lo: np.ndarray = None    # confidence band, where the estimate has one
+    hi: np.ndarray = None
+    reference: bool = False  # a theory curve, not results-file numbers
+
+
+@dataclasses.dataclass
+class Drawing:
+    figure: matplotlib.figure.Figure
+    series: dict             # key -> Series
+
+    def add(self, series):
+        if series.key in self.series:
+            raise ValueError(f"series key '{series.key}' used twice")
+        self.series[series.key] = series
+        return series
+
+
+def new_drawing(panels, width_per_panel=4.6, height=3.8):
+    figure, axes = plt.subplots(1, panels, figsize=(width_per_panel * panels, height),
+                                squeeze=False, layout="constrained")
+    return Drawing(figure, {}), list(axes[0])
+
+
+def plot_series(ax, drawing, series, band_alpha=0.2, **style):
+    """Draws a Series as a line (gid = key) and its band, if any (gid = key + ':band')."""
+    drawing.add(series)
+    (line,) = ax.plot(series.x, series.y, **style)
+    line.set_gid(series.key)
+    if series.lo is not None:
+        band = ax.fill_between(series.x, series.lo, series.hi, color=line.get_color(),
+                               alpha=band_alpha, linewidth=0)
+        band.set_gid(series.key + ":band")
+    return line
+
+
+def save(drawing, out_dir, name, formats=("png", "pdf"), dpi=150):
+    """Writes out_dir/name.png and .pdf; returns the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for fmt in formats:
+        path = os.path.join(out_dir, f"{name}.{fmt}")
+        drawing.figure.savefig(path, dpi=dpi)
+        paths.append(path)
+    plt.close(drawing.figure)
+    return paths
+
+
+def legend(ax, max_inside=8):
+    """The axes' legend inside the plot, or to its right (on a larger figure) when it is long."""
+    entries = len(ax.get_legend_handles_labels()[1])
+    if entries <= max_inside:
+        ax.legend(fontsize="small")
+        return
+    width, height = ax.figure.get_size_inches()
+    ax.figure.set_size_inches(width + 4.0, max(height, 0.17 * entries + 1.0))
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
+
+
+def tail_from_pmf(pmf):
+    """P(Q >= q) for q = 0..len(pmf) - 1 from P(Q = q) (the mass beyond the last q included)."""
+    return 1.0 - np.concatenate(([0.0], np.cumsum(pmf[:-1])))
+
+
+def require(table, what, path):
+    """Fails with a clear message when a figure finds none of the rows it needs."""
+    if table.rows == 0:
+        raise ValueError(f"{path}: no finished tasks for {what}; run the figure's sweep first "
+                         "(qsweep status shows what is missing)")
+    return table
+
+
+def plain_log_ticks(ax, axis="y"):
+    """Plain tick labels (0.5, 2, 10) on a log axis with a small range, minor ones at 2 and 5 only."""
+    target = ax.yaxis if axis == "y" else ax.xaxis
+
+    def minor(value, _position):
+        mantissa = value / 10 ** np.floor(np.log10(value) + 1e-9)
+        return f"{value:g}" if round(mantissa) in (2, 5) else ""
+
+    target.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    target.set_minor_formatter(matplotlib.ticker.FuncFormatter(minor))

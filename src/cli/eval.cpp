@@ -1,0 +1,154 @@
+// `qsweep eval`: one task given by flags named like the keys of a sweep block, validated by the
+// same code, run in-process, printed as the columns of its results group (table or JSON).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "qsweep/common/exit_codes.hpp"
+#include "qsweep/sweep/columns.hpp"
+#include "qsweep/sweep/execute.hpp"
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::cli {
+namespace {
+
+struct EvalArgs {
+  std::vector<std::pair<std::string, CLI::Option*>> keys;  // flag name -> option
+  std::vector<std::string> values;                         // storage, one per key
+  bool json = false;
+};
+
+nlohmann::ordered_json to_json(const sweep::CellValue& cell) {
+  // NaN (not applicable / not computed) becomes null.
+  auto number = [](double x) {
+    return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json();
+  };
+  return std::visit(
+      [&](const auto& v) -> nlohmann::ordered_json {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, double>) {
+          return number(v);
+        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          nlohmann::ordered_json list = nlohmann::ordered_json::array();
+          for (double x : v) list.push_back(number(x));
+          return list;
+        } else {
+          return v;
+        }
+      },
+      cell);
+}
+
+std::string mask_text(std::int64_t mask) {
+  std::string s = "{";
+  for (int n = 0; n < 64; ++n) {
+    if (((static_cast<std::uint64_t>(mask) >> n) & 1U) == 0) continue;
+    if (s.size() > 1) s += ',';
+    s += std::to_string(n + 1);
+  }
+  s += '}';
+  return s;
+}
+
+// The table shows what applies: NaN, -1 and empty cells are left out.
+std::string table_text(const sweep::ColumnSpec& spec, const sweep::CellValue& cell) {
+  constexpr std::size_t kShown = 12;
+  return std::visit(
+      [&](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, double>) {
+          return std::isnan(v) ? "" : fmt::format("{:.10g}", v);
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return v == -1 ? "" : std::to_string(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else {
+          if (v.empty()) return "";
+          std::string s = "[";
+          for (std::size_t i = 0; i < v.size() && i < kShown; ++i) {
+            if (i) s += ", ";
+            if constexpr (std::is_same_v<T, std::vector<double>>) {
+              s += fmt::format("{:.6g}", v[i]);
+            } else {
+              s += spec.name == "type_servers" ? mask_text(v[i]) : std::to_string(v[i]);
+            }
+          }
+          if (v.size() > kShown) s += fmt::format(", ... ({} values; --json has all)", v.size());
+          s += ']';
+          return s;
+        }
+      },
+      cell);
+}
+
+void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, bool json) {
+  const auto& columns = sweep::group_columns(task.method);
+  const sweep::Row row = sweep::make_row(task, outcome);
+  if (json) {
+    nlohmann::ordered_json out;
+    out["method"] = std::string(sweep::to_string(task.method));
+    out["status"] = std::string(sweep::to_string(outcome.status));
+    out["error"] = outcome.error;
+    out["wall_seconds"] = outcome.wall_seconds;
+    for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = to_json(row.cells[i]);
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> lines = {
+      {"task", sweep::describe(task)}, {"status", std::string(sweep::to_string(outcome.status))}};
+  if (!outcome.error.empty()) lines.emplace_back("error", outcome.error);
+  lines.emplace_back("wall_seconds", fmt::format("{:.3g}", outcome.wall_seconds));
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == "task_id") continue;
+    std::string text = table_text(columns[i], row.cells[i]);
+    if (text.empty()) continue;
+    if (!columns[i].units.empty()) text += "  " + columns[i].units;
+    lines.emplace_back(columns[i].name, std::move(text));
+  }
+  std::size_t width = 0;
+  for (const auto& line : lines) width = std::max(width, line.first.size());
+  for (const auto& [name, text] : lines)
+    std::printf("%-*s  %s\n", static_cast<int>(width), name.c_str(), text.c_str());
+}
+
+const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "eval",
+      "Evaluate one point: the flags are the keys of a sweep block (docs/sweep-format.md), each "
+      "with one value in YAML syntax, e.g. qsweep eval --family ring --N 8 --lambda 0.9 --qmax 20");
+  auto args = std::make_shared<EvalArgs>();
+  const auto keys = sweep::block_keys();
+  args->values.resize(keys.size() + 2);
+  std::size_t slot = 0;
+  auto add = [&](const std::string& name, const std::string& help, const std::string& group) {
+    CLI::Option* option = cmd->add_option("--" + name, args->values[slot++], help);
+    option->group(group);
+    args->keys.emplace_back(name, option);
+  };
+  add("method", "exact (default), simulate or ldp", "Task");
+  add("seed", "sweep seed (simulate, ldp): streams Rng(seed, 0, replication)", "Task");
+  for (const auto& key : keys) add(key.name, key.help, "Keys of " + key.methods + " blocks");
+  cmd->add_flag("--json", args->json, "print the result as JSON (keys: the result columns)");
+  cmd->callback([args, &exit_code] {
+    std::vector<sweep::Flag> flags;
+    for (std::size_t i = 0; i < args->keys.size(); ++i)
+      if (args->keys[i].second->count() > 0)
+        flags.push_back({args->keys[i].first, args->values[i]});
+    const sweep::Plan plan = sweep::plan_from_flags(flags);  // InputError: exit code bad_input
+    const sweep::Task& task = plan.tasks.front();
+    const sweep::TaskOutcome outcome = sweep::execute(task);
+    print(task, outcome, args->json);
+    if (outcome.status != sweep::TaskStatus::done) {
+      std::fprintf(stderr, "qsweep: task %s: %s\n",
+                   std::string(sweep::to_string(outcome.status)).c_str(), outcome.error.c_str());
+      exit_code = exit_code::tasks_failed;
+    }
+  });
+});
+
+}  // namespace
+}  // namespace qsweep::cli

@@ -1,0 +1,98 @@
+// qsweep run FILE [-o OUT] [--resume | --force]: the MPI sweep runner (see docs/running.md).
+#include <boost/mpi/communicator.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include "command.hpp"
+#include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/mpi.hpp"
+#include "qsweep/run/runner.hpp"
+
+namespace qsweep::cli {
+namespace {
+
+struct RunArgs {
+  std::string sweep_file;
+  run::RunOptions options;
+  bool quiet = false;
+};
+
+// The command line as typed, for provenance (Linux: /proc/self/cmdline).
+std::string own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text, arg;
+  while (std::getline(in, arg, '\0')) {
+    const bool quote = arg.empty() || arg.find_first_of(" \t\"'$\\") != std::string::npos;
+    if (!text.empty()) text += ' ';
+    text += quote ? "'" + arg + "'" : arg;
+  }
+  return text;
+}
+
+int run_command(RunArgs args) {
+  run::MpiSession mpi;
+  args.options.command_line = own_command_line();
+  if (args.quiet) args.options.progress_seconds = -1.0;
+  int code = exit_code::ok;
+  bool left_task_running = false;
+  try {
+    const boost::mpi::communicator world;
+    const sweep::Plan plan = run::distribute_plan(world, args.sweep_file);
+    const run::RunResult result = run::run_plan(world, plan, args.options);
+    code = result.exit_code;
+    left_task_running = result.left_task_running;
+  } catch (const run::AgreedInputError& e) {
+    // Every rank has the same error and no collective file operation is under way.
+    if (mpi.rank() == 0) std::fprintf(stderr, "qsweep: error: %s\n", e.what());
+    code = exit_code::bad_input;
+  } catch (const std::exception& e) {
+    run::MpiSession::abort(e.what(), exit_code::error);
+  } catch (...) {
+    run::MpiSession::abort("unknown exception", exit_code::error);
+  }
+  mpi.finalize();
+  if (left_task_running) {
+    // A stopped task is still computing on its thread: do not run static destructors under it.
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
+}
+
+const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Run a sweep under MPI (mpirun -n RANKS qsweep run FILE): rank 0 coordinates, every rank "
+      "computes and writes its rows into one HDF5 file");
+  command->add_option("file", args->sweep_file, "sweep file (YAML)")->required();
+  command->add_option("-o,--output", args->options.output,
+                      "results file (default: the sweep file's output:)");
+  auto* resume = command->add_flag(
+      "--resume", args->options.resume,
+      "continue an existing results file of the same plan: run the tasks not done (pending or "
+      "failed); starts the file if it does not exist");
+  auto* force =
+      command->add_flag("--force", args->options.force, "replace an existing results file");
+  resume->excludes(force);
+  command
+      ->add_option("--progress", args->options.progress_seconds,
+                   "seconds between progress lines when stderr is not a terminal")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_flag("-q,--quiet", args->quiet, "no progress lines");
+  command->add_flag("--dedicated-coordinator", args->options.dedicated_coordinator,
+                    "rank 0 only coordinates (by default it also computes on a thread)");
+  command->footer(
+      "Exit codes: 0 all tasks done (or unstable), 1 runtime error (the job ended with MPI_Abort), "
+      "2 bad input (nothing written), 3 the sweep "
+      "finished but some tasks failed, 4 stopped early (signal): continue with --resume. "
+      "SIGUSR1 drains (running tasks finish), SIGTERM/SIGINT stop at once (running tasks stay "
+      "pending).");
+  command->callback([args, &exit_code] { exit_code = run_command(*args); });
+});
+
+}  // namespace
+}  // namespace qsweep::cli

@@ -1,0 +1,183 @@
+// qsweep status OUT.h5 and qsweep export OUT.h5 --group G [--csv FILE]: reading a results file
+// (serially; safe while a job is still writing it). See docs/running.md.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "command.hpp"
+#include "qsweep/common/exit_codes.hpp"
+#include "qsweep/store/results_reader.hpp"
+
+namespace qsweep::cli {
+namespace {
+
+// --- status -----------------------------------------------------------------------------------
+
+struct StatusArgs {
+  std::string file;
+  std::size_t limit = 20;
+  bool yaml = false;
+};
+
+void print_problems(const store::ResultsReader& reader, sweep::TaskStatus status,
+                    std::uint64_t count, std::size_t limit) {
+  if (count == 0) return;
+  fmt::print("\n{} ({}{}):\n", sweep::to_string(status), count,
+             count > limit ? fmt::format(", first {}", limit) : "");
+  for (const store::TaskProblem& problem : reader.problems(status, limit)) {
+    fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
+  }
+}
+
+int status_command(const StatusArgs& args) {
+  const store::ResultsReader reader(args.file);
+  if (args.yaml) {
+    std::fputs(reader.attribute("sweep_yaml").c_str(), stdout);
+    return exit_code::ok;
+  }
+  fmt::print("file:     {} ({} v{})\n", args.file, reader.attribute("format"),
+             reader.attribute("format_version"));
+  fmt::print("sweep:    {} from {} (sha256 {})\n", reader.attribute("sweep_name"),
+             reader.attribute("sweep_source"), reader.attribute("sweep_sha256").substr(0, 16));
+  fmt::print("plan:     {} tasks, hash {}\n", reader.task_count(),
+             reader.attribute("plan_hash").substr(0, 16));
+  fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n",
+             reader.attribute("created"), reader.attribute("hostname"),
+             reader.attribute("qsweep_version"), reader.attribute("git_commit"),
+             reader.attribute("mpi_ranks"));
+  fmt::print("command:  {}\n\n", reader.attribute("command_line"));
+
+  const std::vector<sweep::TaskStatus> statuses = reader.statuses();
+  const std::vector<std::string> methods = reader.methods();
+  std::map<std::string, std::vector<sweep::TaskStatus>> by_method;
+  for (std::size_t id = 0; id < statuses.size(); ++id)
+    by_method[methods[id]].push_back(statuses[id]);
+  fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "method", "tasks", "done", "failed",
+             "unstable", "pending");
+  auto row = [](const std::string& name, const store::StatusCounts& counts) {
+    fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", name, counts.total(), counts.done,
+               counts.failed, counts.unstable, counts.pending);
+  };
+  for (const std::string& method : reader.method_groups()) {
+    row(method, store::count_statuses(by_method[method]));
+  }
+  const store::StatusCounts all = store::count_statuses(statuses);
+  row("all", all);
+
+  print_problems(reader, sweep::TaskStatus::failed, all.failed, args.limit);
+  print_problems(reader, sweep::TaskStatus::unstable, all.unstable, args.limit);
+  if (all.pending > 0) return exit_code::incomplete;
+  if (all.failed > 0) return exit_code::tasks_failed;
+  return exit_code::ok;
+}
+
+const CommandRegistration status_registration(40, [](CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<StatusArgs>();
+  CLI::App* command = app.add_subcommand(
+      "status", "Summarise a results file: provenance, tasks by status, failures with messages");
+  command->add_option("file", args->file, "results file (HDF5)")->required();
+  command->add_option("--limit", args->limit, "failed / unstable tasks listed at most")
+      ->capture_default_str();
+  command->add_flag("--yaml", args->yaml, "print the sweep file stored in the results and stop");
+  command->footer(
+      "Exit codes: 0 every task done or unstable, 3 some failed (none pending), 4 some pending "
+      "(resume the run), 2 not a results file.");
+  command->callback([args, &exit_code] { exit_code = status_command(*args); });
+});
+
+// --- export -----------------------------------------------------------------------------------
+
+struct ExportArgs {
+  std::string file;
+  std::string group;
+  std::string csv;
+};
+
+// RFC 4180 quoting where needed.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos && !text.empty() && text.front() != ' ' &&
+      text.back() != ' ') {
+    return text;
+  }
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string csv_cell(const store::TableColumn& column, std::size_t row) {
+  return std::visit(
+      [row](const auto& values) -> std::string {
+        using T = typename std::decay_t<decltype(values)>::value_type;
+        if constexpr (std::is_same_v<T, double>) {
+          // Shortest text that reads back to the same double; NaN (not applicable) is empty.
+          return std::isnan(values[row]) ? std::string() : fmt::format("{}", values[row]);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return csv_field(values[row]);
+        } else {
+          return fmt::format("{}", values[row]);
+        }
+      },
+      column.values);
+}
+
+void write_csv(const std::vector<store::TableColumn>& table, std::ostream& out) {
+  std::size_t rows = 0;
+  for (std::size_t c = 0; c < table.size(); ++c) {
+    out << (c > 0 ? "," : "") << csv_field(table[c].name);
+    rows = std::visit([](const auto& values) { return values.size(); }, table[c].values);
+  }
+  out << '\n';
+  std::string line;
+  for (std::size_t r = 0; r < rows; ++r) {
+    line.clear();
+    for (std::size_t c = 0; c < table.size(); ++c) {
+      if (c > 0) line += ',';
+      line += csv_cell(table[c], r);
+    }
+    line += '\n';
+    out << line;
+  }
+}
+
+int export_command(const ExportArgs& args) {
+  const store::ResultsReader reader(args.file);
+  const std::vector<store::TableColumn> table = reader.read_table(args.group);
+  if (args.csv.empty() || args.csv == "-") {
+    write_csv(table, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw Error("cannot write the CSV to standard output");
+    return exit_code::ok;
+  }
+  std::ofstream out(args.csv, std::ios::binary);
+  if (!out) throw Error("cannot create " + args.csv);
+  write_csv(table, out);
+  out.close();
+  if (!out) throw Error("cannot write " + args.csv);
+  return exit_code::ok;
+}
+
+const CommandRegistration export_registration(41, [](CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* command = app.add_subcommand(
+      "export",
+      "Write one group of a results file as CSV: one row per task, parameters and scalar results "
+      "(distributions and ragged per-type columns stay in the HDF5 file)");
+  command->add_option("file", args->file, "results file (HDF5)")->required();
+  command->add_option("--group", args->group, "exact, simulate, ldp or tasks")->required();
+  command->add_option("--csv", args->csv, "output file (default: standard output)");
+  command->footer(
+      "Empty fields are NaN (not applicable or not computed). Rows of tasks that are "
+      "not done have a status other than done.");
+  command->callback([args, &exit_code] { exit_code = export_command(*args); });
+});
+
+}  // namespace
+}  // namespace qsweep::cli

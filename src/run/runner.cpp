@@ -1,0 +1,649 @@
+#include "qsweep/run/runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/mpi/collectives/broadcast.hpp>
+#include <boost/mpi/exception.hpp>
+#include <boost/mpi/request.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <list>
+#include <optional>
+#include <thread>
+
+#include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/scheduler.hpp"
+#include "qsweep/run/signals.hpp"
+#include "qsweep/store/layout.hpp"
+#include "qsweep/store/results_file.hpp"
+#include "qsweep/store/results_reader.hpp"
+
+namespace qsweep::run {
+namespace {
+
+namespace mpi = boost::mpi;
+using std::chrono::microseconds;
+
+// --- tuning -----------------------------------------------------------------------------------
+constexpr double kBatchSeconds = 0.05;         // aim of one batch's measured run time
+constexpr std::size_t kMaxBatchTasks = 256;    // keeps a batch message small (eager MPI send)
+constexpr std::size_t kBatchesInFlight = 2;    // per worker: one running, one waiting
+constexpr microseconds kMinPause{50};          // idle loops back off from here ...
+constexpr microseconds kMaxPause{5000};        // ... to here (never a busy wait)
+constexpr std::size_t kFailuresPerReport = 8;  // messages carried back to rank 0
+constexpr std::size_t kFailuresPrinted = 20;   // printed by rank 0, then only counted
+constexpr double kTerminalRefreshSeconds = 0.5;
+
+// --- protocol ---------------------------------------------------------------------------------
+// rank 0 -> worker: kWork (Batch with seq), kStop (StopMode as int), kFinish (last message).
+// worker -> rank 0: kReport (one per batch received, in any order), kStopRequest (the worker
+// got a signal itself).
+enum Tag : int { kWork = 1, kStop = 2, kFinish = 3, kReport = 4, kStopRequest = 5 };
+
+struct WorkOrder {
+  std::uint64_t seq = 0;
+  Batch batch;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    // clang-format off
+    ar & seq & batch;
+    // clang-format on
+  }
+};
+
+// What became of one batch. Tasks not counted in done/failed/unstable were not run (stop).
+struct Report {
+  std::uint64_t seq = 0;
+  std::uint64_t tasks = 0;
+  std::uint64_t done = 0, failed = 0, unstable = 0;
+  double wall_seconds = 0.0;
+  std::vector<std::pair<std::uint64_t, std::string>> failures;  // (task id, message), the first few
+
+  std::uint64_t finished() const { return done + failed + unstable; }
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    // clang-format off
+    ar & seq & tasks & done & failed & unstable & wall_seconds & failures;
+    // clang-format on
+  }
+};
+
+Report empty_report(std::uint64_t seq, std::uint64_t tasks) {
+  Report report;
+  report.seq = seq;
+  report.tasks = tasks;
+  return report;
+}
+
+Report not_run(const WorkOrder& order) { return empty_report(order.seq, order.batch.ids.size()); }
+
+// Non-blocking sends whose buffers live until the send completes.
+class Outbox {
+ public:
+  explicit Outbox(const mpi::communicator& comm) : comm_(comm) {}
+  template <class T>
+  void send(int dest, int tag, const T& value) {
+    requests_.push_back(comm_.isend(dest, tag, value));
+  }
+  void poll() {
+    requests_.remove_if([](mpi::request& request) { return request.test().has_value(); });
+  }
+  // Only at the end of a run: every message sent is received by protocol, so this is short.
+  void wait_all() {
+    for (mpi::request& request : requests_) request.wait();
+    requests_.clear();
+  }
+
+ private:
+  const mpi::communicator& comm_;
+  std::list<mpi::request> requests_;
+};
+
+// --- agreement on input errors ----------------------------------------------------------------
+
+// Runs `check` on rank 0. An InputError it throws is rethrown on every rank, the same message.
+template <class Check>
+void agree_on_rank0(const mpi::communicator& comm, Check&& check) {
+  std::string error;
+  if (comm.rank() == 0) {
+    try {
+      check();
+    } catch (const InputError& e) {
+      error = e.what();
+      if (error.empty()) error = "bad input";
+    }
+  }
+  mpi::broadcast(comm, error, 0);
+  if (!error.empty()) throw AgreedInputError(error);
+}
+
+// --- the work side of a rank ------------------------------------------------------------------
+
+// Runs the batches given to this rank on its engine and writes their rows.
+class Workbench {
+ public:
+  Workbench(const sweep::Plan& plan, store::ResultsFile& file, const TaskFunction& run_task,
+            int rank)
+      : plan_(plan), file_(file), engine_(run_task, rank) {}
+
+  void add(WorkOrder order) {
+    queue_.push_back(std::move(order));
+    start_next();
+  }
+
+  // When the running batch is complete: writes its rows and returns its report, then starts the
+  // next batch.
+  std::optional<Report> poll() {
+    std::optional<Report> report;
+    if (engine_.busy() && engine_.wait(microseconds(0))) {
+      std::vector<store::FinishedTask> finished = engine_.take();
+      report = write(finished);
+    }
+    start_next();
+    return report;
+  }
+
+  // Sleeps up to `timeout`, waking early when the running batch completes.
+  void wait(microseconds timeout) {
+    if (engine_.busy()) {
+      engine_.wait(timeout);
+    } else {
+      std::this_thread::sleep_for(timeout);
+    }
+  }
+
+  // Waiting batches are reported as not run; with StopMode::now the running batch is abandoned
+  // too (what it finished is written, the rest stays pending).
+  std::vector<Report> stop(StopMode mode) {
+    stopped_ = true;
+    std::vector<Report> reports;
+    if (mode == StopMode::now && engine_.busy()) {
+      std::vector<store::FinishedTask> finished = engine_.abandon();
+      reports.push_back(write(finished));
+    }
+    for (const WorkOrder& order : queue_) reports.push_back(not_run(order));
+    queue_.clear();
+    return reports;
+  }
+
+  bool idle() const { return !engine_.busy() && queue_.empty(); }
+  bool left_task_running() const { return engine_.left_task_running(); }
+
+ private:
+  void start_next() {
+    if (stopped_ || engine_.busy() || queue_.empty()) return;
+    running_ = std::move(queue_.front());
+    queue_.pop_front();
+    // Attempts first: a kill from here on shows these tasks as handed out and not finished.
+    file_.write_attempts(running_.batch.ids, running_.batch.attempts);
+    std::vector<sweep::Task> tasks;
+    tasks.reserve(running_.batch.ids.size());
+    for (const std::uint64_t id : running_.batch.ids) tasks.push_back(plan_.tasks.at(id));
+    engine_.start(std::move(tasks));
+  }
+
+  Report write(std::vector<store::FinishedTask>& finished) {
+    file_.write_finished(finished);
+    Report report = empty_report(running_.seq, running_.batch.ids.size());
+    for (const store::FinishedTask& task : finished) {
+      report.wall_seconds += task.outcome.wall_seconds;
+      switch (task.outcome.status) {
+        case sweep::TaskStatus::done:
+          ++report.done;
+          break;
+        case sweep::TaskStatus::unstable:
+          ++report.unstable;
+          break;
+        case sweep::TaskStatus::failed:
+          ++report.failed;
+          if (report.failures.size() < kFailuresPerReport) {
+            report.failures.emplace_back(task.id,
+                                         store::fit_text(task.outcome.error, store::kErrorWidth));
+          }
+          break;
+        case sweep::TaskStatus::pending:
+          break;
+      }
+    }
+    return report;
+  }
+
+  const sweep::Plan& plan_;
+  store::ResultsFile& file_;
+  Engine engine_;
+  std::deque<WorkOrder> queue_;
+  WorkOrder running_;
+  bool stopped_ = false;
+};
+
+// Backoff for loops that wait for something to happen.
+class Pause {
+ public:
+  microseconds next(bool something_happened) {
+    current_ = something_happened ? kMinPause : std::min(current_ * 2, kMaxPause);
+    return current_;
+  }
+
+ private:
+  microseconds current_ = kMinPause;
+};
+
+// --- rank 0 -----------------------------------------------------------------------------------
+
+// Under mpirun a rank's stderr is a pipe (its stdout is a pseudo-terminal even when mpirun's
+// output goes to a file, so stdout says nothing): plain lines there, in place only when run
+// directly in a terminal.
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
+
+struct StartState {
+  std::vector<std::uint64_t> todo;
+  std::vector<std::int32_t> attempts;  // per task
+  ProgressCounts counts;               // before this run
+};
+
+class Coordinator {
+ public:
+  Coordinator(const mpi::communicator& comm, const sweep::Plan& plan, const RunOptions& options,
+              StartState start, Workbench* local, const SignalWatch& signals)
+      : comm_(comm),
+        plan_(plan),
+        options_(options),
+        signals_(signals),
+        local_(local),
+        scheduler_(plan, std::move(start.todo), std::move(start.attempts)),
+        sizer_(kBatchSeconds, kMaxBatchTasks),
+        counts_(start.counts),
+        cost_todo_(scheduler_.remaining_cost()),
+        outbox_(comm),
+        progress_(stderr, stderr_is_terminal(),
+                  stderr_is_terminal() ? kTerminalRefreshSeconds : options.progress_seconds,
+                  cost_todo_, Progress::Clock::now()) {
+    if (local_ != nullptr) slots_.push_back(Slot{0, {}});
+    for (int rank = 1; rank < comm.size(); ++rank) slots_.push_back(Slot{rank, {}});
+  }
+
+  // Runs until every task is finished or a stop is complete; returns the exit code.
+  int run() {
+    const auto start = std::chrono::steady_clock::now();
+    Pause pause;
+    for (;;) {
+      bool event = false;
+      while (const boost::optional<mpi::status> status =
+                 comm_.iprobe(mpi::any_source, mpi::any_tag)) {
+        event = true;
+        receive(*status);
+      }
+      if (local_ != nullptr) {
+        if (std::optional<Report> report = local_->poll()) {
+          on_report(slot_of(0), *report);
+          event = true;
+        }
+      }
+      if (signals_.requested() > mode_) request_stop(signals_.requested());
+      if (mode_ == StopMode::none) event = dispatch() || event;
+      if (all_answered() && (mode_ != StopMode::none || scheduler_.empty())) break;
+      outbox_.poll();
+      if (options_.progress_seconds >= 0) {
+        progress_.update(counts_, finished_this_run_, cost_done_, Progress::Clock::now());
+      }
+      const microseconds wait = pause.next(event);
+      if (local_ != nullptr) {
+        local_->wait(wait);
+      } else {
+        std::this_thread::sleep_for(wait);
+      }
+    }
+    for (const Slot& slot : slots_) {
+      if (slot.rank != 0) outbox_.send(slot.rank, kFinish, 0);
+    }
+    outbox_.wait_all();
+    work_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return finish();
+  }
+
+ private:
+  struct Slot {
+    int rank;
+    std::vector<std::pair<std::uint64_t, double>> outstanding;  // (seq, estimated cost)
+  };
+
+  Slot& slot_of(int rank) {
+    for (Slot& slot : slots_) {
+      if (slot.rank == rank) return slot;
+    }
+    throw std::logic_error("message from a rank that is not a worker: " + std::to_string(rank));
+  }
+
+  bool all_answered() const {
+    return std::all_of(slots_.begin(), slots_.end(),
+                       [](const Slot& slot) { return slot.outstanding.empty(); });
+  }
+
+  void receive(const mpi::status& status) {
+    const int source = status.source();
+    switch (status.tag()) {
+      case kReport: {
+        Report report;
+        comm_.recv(source, kReport, report);
+        on_report(slot_of(source), report);
+        break;
+      }
+      case kStopRequest: {
+        int mode = 0;
+        comm_.recv(source, kStopRequest, mode);
+        request_stop(static_cast<StopMode>(mode));
+        break;
+      }
+      default:
+        throw std::logic_error("unexpected message tag " + std::to_string(status.tag()) +
+                               " from rank " + std::to_string(source));
+    }
+  }
+
+  bool dispatch() {
+    bool sent = false;
+    const int workers = static_cast<int>(slots_.size());
+    for (Slot& slot : slots_) {
+      while (slot.outstanding.size() < kBatchesInFlight && !scheduler_.empty()) {
+        WorkOrder order{next_seq_++,
+                        scheduler_.next(sizer_.budget(scheduler_.remaining_cost(), workers),
+                                        sizer_.max_tasks())};
+        slot.outstanding.emplace_back(order.seq, scheduler_.cost_of(order.batch));
+        if (slot.rank == 0) {
+          local_->add(std::move(order));
+        } else {
+          outbox_.send(slot.rank, kWork, order);
+        }
+        sent = true;
+      }
+    }
+    return sent;
+  }
+
+  void on_report(Slot& slot, const Report& report) {
+    const auto it = std::find_if(slot.outstanding.begin(), slot.outstanding.end(),
+                                 [&](const auto& entry) { return entry.first == report.seq; });
+    if (it == slot.outstanding.end()) {
+      throw std::logic_error("report for an unknown batch from rank " + std::to_string(slot.rank));
+    }
+    const double cost = it->second;
+    slot.outstanding.erase(it);
+    if (report.finished() == report.tasks && report.tasks > 0) {
+      sizer_.observe(cost, report.wall_seconds);
+    }
+    if (report.tasks > 0) {
+      cost_done_ +=
+          cost * static_cast<double>(report.finished()) / static_cast<double>(report.tasks);
+    }
+    counts_.done += report.done;
+    counts_.failed += report.failed;
+    counts_.unstable += report.unstable;
+    finished_this_run_ += report.finished();
+    for (const auto& [id, message] : report.failures) {
+      if (failures_printed_ < kFailuresPrinted) {
+        progress_.message("qsweep: task " + std::to_string(id) + " (" +
+                          std::string(sweep::to_string(plan_.tasks.at(id).method)) + ", rank " +
+                          std::to_string(slot.rank) + ") failed: " + message);
+      } else if (failures_printed_ == kFailuresPrinted) {
+        progress_.message("qsweep: further failures are not printed; see `qsweep status`");
+      }
+      ++failures_printed_;
+    }
+  }
+
+  void request_stop(StopMode mode) {
+    if (mode <= mode_) return;
+    mode_ = mode;
+    progress_.message(mode == StopMode::drain
+                          ? "qsweep: stop requested: no new tasks, letting running tasks finish"
+                          : "qsweep: stop requested: abandoning running tasks (they stay pending)");
+    for (const Slot& slot : slots_) {
+      if (slot.rank != 0) outbox_.send(slot.rank, kStop, static_cast<int>(mode));
+    }
+    if (local_ != nullptr) {
+      for (const Report& report : local_->stop(mode)) on_report(slot_of(0), report);
+    }
+  }
+
+  int finish() {
+    if (options_.progress_seconds >= 0) {
+      progress_.finish(counts_, finished_this_run_, cost_done_, Progress::Clock::now());
+    }
+    const std::uint64_t pending = counts_.total - counts_.finished();
+    if (pending > 0) {
+      progress_.message("qsweep: stopped with " + std::to_string(pending) +
+                        " tasks pending; continue with --resume");
+      return exit_code::incomplete;
+    }
+    if (counts_.failed > 0) {
+      progress_.message("qsweep: " + std::to_string(counts_.failed) +
+                        " tasks failed; `qsweep status` lists them, --resume runs them again");
+      return exit_code::tasks_failed;
+    }
+    return exit_code::ok;
+  }
+
+ public:
+  const ProgressCounts& counts() const { return counts_; }
+  double work_seconds() const { return work_seconds_; }
+
+ private:
+  const mpi::communicator& comm_;
+  const sweep::Plan& plan_;
+  const RunOptions& options_;
+  const SignalWatch& signals_;
+  Workbench* local_;
+  Scheduler scheduler_;
+  BatchSizer sizer_;
+  ProgressCounts counts_;
+  double cost_todo_;
+  double cost_done_ = 0.0;
+  double work_seconds_ = 0.0;
+  std::uint64_t finished_this_run_ = 0;
+  std::size_t failures_printed_ = 0;
+  std::uint64_t next_seq_ = 0;
+  StopMode mode_ = StopMode::none;
+  std::vector<Slot> slots_;
+  Outbox outbox_;
+  Progress progress_;
+};
+
+// --- ranks > 0 --------------------------------------------------------------------------------
+
+void work(const mpi::communicator& comm, Workbench& bench, const SignalWatch& signals) {
+  Outbox outbox(comm);
+  StopMode mode = StopMode::none;
+  auto stop = [&](StopMode requested) {
+    if (requested <= mode) return;
+    mode = requested;
+    for (const Report& report : bench.stop(mode)) outbox.send(0, kReport, report);
+  };
+  Pause pause;
+  for (bool finished = false; !finished;) {
+    bool event = false;
+    while (const boost::optional<mpi::status> status = comm.iprobe(0, mpi::any_tag)) {
+      event = true;
+      switch (status->tag()) {
+        case kWork: {
+          WorkOrder order;
+          comm.recv(0, kWork, order);
+          if (mode == StopMode::none) {
+            bench.add(std::move(order));
+          } else {
+            outbox.send(0, kReport, not_run(order));
+          }
+          break;
+        }
+        case kStop: {
+          int requested = 0;
+          comm.recv(0, kStop, requested);
+          stop(static_cast<StopMode>(requested));
+          break;
+        }
+        case kFinish: {
+          int unused = 0;
+          comm.recv(0, kFinish, unused);
+          finished = true;
+          break;
+        }
+        default:
+          throw std::logic_error("unexpected message tag " + std::to_string(status->tag()) +
+                                 " from rank 0");
+      }
+    }
+    if (signals.requested() > mode) {
+      stop(signals.requested());
+      outbox.send(0, kStopRequest, static_cast<int>(mode));
+    }
+    if (std::optional<Report> report = bench.poll()) {
+      outbox.send(0, kReport, *report);
+      event = true;
+    }
+    outbox.poll();
+    if (!finished) bench.wait(pause.next(event));
+  }
+  if (!bench.idle()) throw std::logic_error("rank 0 finished the run while this rank had work");
+  outbox.wait_all();
+}
+
+// --- starting: create or resume -----------------------------------------------------------------
+
+std::string output_path(const sweep::Plan& plan, const RunOptions& options) {
+  if (!options.output.empty()) return options.output;
+  if (!plan.output.empty()) return plan.output;
+  throw InputError("no results file: give -o FILE or `output:` in " + plan.source);
+}
+
+// Rank 0: what to run, from an existing file (resume) or from scratch.
+StartState read_start(const sweep::Plan& plan, const std::string& path, bool create) {
+  StartState start;
+  start.counts.total = plan.tasks.size();
+  start.attempts.assign(plan.tasks.size(), 0);
+  if (create) {
+    start.todo.resize(plan.tasks.size());
+    for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) start.todo[id] = id;
+    return start;
+  }
+  const store::ResultsReader reader(path);
+  const std::string file_hash = reader.attribute("plan_hash");
+  if (file_hash != plan.hash) {
+    throw InputError(path + " holds the results of a different plan (plan hash " +
+                     file_hash.substr(0, 12) + ", " + plan.source + " expands to " +
+                     plan.hash.substr(0, 12) +
+                     "); use --force to start it again or -o for another file");
+  }
+  const std::vector<sweep::TaskStatus> statuses = reader.statuses();
+  start.attempts = reader.attempts();
+  if (statuses.size() != plan.tasks.size() || start.attempts.size() != plan.tasks.size()) {
+    throw InputError(path + " has " + std::to_string(statuses.size()) + " tasks, the plan " +
+                     std::to_string(plan.tasks.size()));
+  }
+  // Done and unstable are results; pending and failed tasks run (again).
+  for (std::uint64_t id = 0; id < statuses.size(); ++id) {
+    switch (statuses[id]) {
+      case sweep::TaskStatus::done:
+        ++start.counts.done;
+        break;
+      case sweep::TaskStatus::unstable:
+        ++start.counts.unstable;
+        break;
+      default:
+        start.todo.push_back(id);
+        break;
+    }
+  }
+  return start;
+}
+
+}  // namespace
+
+sweep::Plan distribute_plan(const mpi::communicator& comm, const std::string& path) {
+  sweep::Plan plan;
+  agree_on_rank0(comm, [&] { plan = sweep::load_plan(path); });
+  std::string text = plan.yaml_text;
+  mpi::broadcast(comm, text, 0);
+  if (comm.rank() != 0) plan = sweep::parse_plan(text, path);
+  std::string hash = plan.hash;
+  mpi::broadcast(comm, hash, 0);
+  if (hash != plan.hash) {
+    throw Error("rank " + std::to_string(comm.rank()) + " expanded " + path +
+                " to a different plan than rank 0");
+  }
+  return plan;
+}
+
+RunResult run_plan(const mpi::communicator& world, const sweep::Plan& plan,
+                   const RunOptions& options, const TaskFunction& run_task) {
+  // The run's own communicator: its messages never meet anyone else's.
+  const mpi::communicator comm(world, mpi::comm_duplicate);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const SignalWatch signals;
+
+  std::string path;
+  bool create = true;
+  StartState start;
+  agree_on_rank0(comm, [&] {
+    if (options.resume && options.force)
+      throw InputError("--resume and --force exclude each other");
+    path = output_path(plan, options);
+    const bool exists = std::filesystem::exists(path);
+    if (exists && !options.resume && !options.force) {
+      throw InputError(path +
+                       " already exists: use --resume to continue it or --force to "
+                       "replace it");
+    }
+    create = !exists || options.force;
+    if (options.resume && !exists) {
+      std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
+    }
+    if (create) {
+      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+      std::error_code error;
+      if (!parent.empty()) std::filesystem::create_directories(parent, error);
+      if (error)
+        throw InputError("cannot create the directory " + parent.string() + ": " + error.message());
+    }
+    start = read_start(plan, path, create);
+  });
+  mpi::broadcast(comm, path, 0);
+  mpi::broadcast(comm, create, 0);
+
+  const store::Layout layout(plan);
+  if (create) {
+    store::ResultsFile::create(path, plan, layout,
+                               store::Provenance::now(options.command_line, comm.size()), comm);
+  }
+  store::ResultsFile file(path, plan, layout, comm);
+
+  RunResult result;
+  const bool computes = comm.rank() != 0 || comm.size() == 1 || !options.dedicated_coordinator;
+  std::optional<Workbench> bench;
+  if (computes) bench.emplace(plan, file, run_task, comm.rank());
+  try {
+    if (comm.rank() == 0) {
+      Coordinator coordinator(comm, plan, options, std::move(start), bench ? &*bench : nullptr,
+                              signals);
+      result.exit_code = coordinator.run();
+      result.counts = coordinator.counts();
+      result.work_seconds = coordinator.work_seconds();
+    } else {
+      work(comm, *bench, signals);
+    }
+  } catch (const mpi::exception& e) {
+    // Boost names the MPI call; add which rank of which communicator.
+    throw Error(std::string(e.what()) + " (rank " + std::to_string(comm.rank()) + " of " +
+                std::to_string(comm.size()) + ", the run's communicator)");
+  }
+  result.left_task_running = bench && bench->left_task_running();
+  bench.reset();  // joins the compute thread (or leaves an abandoned task behind)
+  file.close();
+  mpi::broadcast(comm, result.exit_code, 0);
+  return result;
+}
+
+}  // namespace qsweep::run

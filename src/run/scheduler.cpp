@@ -1,0 +1,79 @@
+#include "qsweep/run/scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace qsweep::run {
+namespace {
+
+// Smaller than any real task's estimate matters; big enough that 1000 zero-cost test tasks
+// still make up a measurable amount.
+constexpr double kCostFloor = 1e-6;
+
+}  // namespace
+
+double scheduling_cost(const sweep::Task& task) {
+  return (std::isfinite(task.cost) && task.cost > 0.0 ? task.cost : 0.0) + kCostFloor;
+}
+
+Scheduler::Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
+                     std::vector<std::int32_t> attempts)
+    : plan_(plan), order_(std::move(todo)), attempts_(std::move(attempts)) {
+  // Biggest first, but costs within a factor of two count as equal (estimates are orders of
+  // magnitude) and go in task order: a batch of small tasks is then a run of neighbouring rows,
+  // written with one HDF5 call per column instead of one per row and column.
+  std::vector<std::pair<int, std::uint64_t>> keyed(order_.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    const double cost = scheduling_cost(plan_.tasks.at(order_[i]));
+    remaining_cost_ += cost;
+    keyed[i] = {-std::ilogb(cost), order_[i]};
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (std::size_t i = 0; i < keyed.size(); ++i) order_[i] = keyed[i].second;
+}
+
+Batch Scheduler::next(double budget, std::size_t max_tasks) {
+  Batch batch;
+  double cost = 0.0;
+  while (next_ < order_.size() && batch.ids.size() < std::max<std::size_t>(max_tasks, 1)) {
+    const std::uint64_t id = order_[next_];
+    const double task_cost = scheduling_cost(plan_.tasks[id]);
+    if (!batch.ids.empty() && cost + task_cost > budget) break;
+    cost += task_cost;
+    batch.ids.push_back(id);
+    batch.attempts.push_back(++attempts_.at(id));
+    ++next_;
+  }
+  remaining_cost_ = std::max(0.0, remaining_cost_ - cost);
+  if (empty()) remaining_cost_ = 0.0;  // no rounding residue once everything is out
+  return batch;
+}
+
+double Scheduler::cost_of(const Batch& batch) const {
+  double cost = 0.0;
+  for (const std::uint64_t id : batch.ids) cost += scheduling_cost(plan_.tasks.at(id));
+  return cost;
+}
+
+BatchSizer::BatchSizer(double target_seconds, std::size_t max_tasks)
+    : target_seconds_(target_seconds), max_tasks_(max_tasks) {}
+
+void BatchSizer::observe(double estimated_cost, double wall_seconds) {
+  if (!(estimated_cost > 0.0) || !std::isfinite(wall_seconds)) return;
+  observed_cost_ += estimated_cost;
+  observed_seconds_ += std::max(wall_seconds, 0.0);
+}
+
+double BatchSizer::seconds_per_cost() const {
+  if (observed_cost_ <= 0.0 || observed_seconds_ <= 0.0) return 1.0;
+  return observed_seconds_ / observed_cost_;
+}
+
+double BatchSizer::budget(double remaining_cost, int workers) const {
+  const double target = target_seconds_ / seconds_per_cost();
+  // Two batches per worker are in flight; keep the tail split over all of them.
+  const double share = remaining_cost / (2.0 * std::max(workers, 1));
+  return std::min(target, share);
+}
+
+}  // namespace qsweep::run

@@ -1,0 +1,290 @@
+#include "qsweep/store/results_reader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "qsweep/store/layout.hpp"
+
+namespace qsweep::store {
+namespace {
+
+H5Id open_dataset(hid_t file, const std::string& path) {
+  return H5Id(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
+}
+
+// Dimensions of a dataset.
+std::vector<hsize_t> dims_of(hid_t dataset, const std::string& path) {
+  const H5Id space(H5Dget_space(dataset), H5Sclose, "H5Dget_space", path);
+  const int rank =
+      check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims", path);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), "H5Sget_simple_extent_dims",
+        path);
+  return dims;
+}
+
+// Reads the whole of a 1-D dataset with `memory_type`.
+template <class T>
+std::vector<T> read_all(hid_t file, const std::string& path, hid_t memory_type) {
+  const H5Id dataset = open_dataset(file, path);
+  const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
+  std::vector<T> values(dims.empty() ? 0 : dims[0]);
+  if (!values.empty()) {
+    check(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+          "H5Dread", path);
+  }
+  return values;
+}
+
+// Fixed-length text of the given rows (of every row if `rows` is null).
+std::vector<std::string> read_text(hid_t dataset, const std::string& path,
+                                   const std::vector<std::uint64_t>* rows) {
+  const H5Id type(H5Dget_type(dataset), H5Tclose, "H5Dget_type", path);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0) {
+    throw StoreError(path + " is not fixed-length text");
+  }
+  const std::size_t width = H5Tget_size(type.get());
+  const H5Id file_space(H5Dget_space(dataset), H5Sclose, "H5Dget_space", path);
+  hsize_t n = static_cast<hsize_t>(H5Sget_simple_extent_npoints(file_space.get()));
+  if (rows != nullptr) {
+    n = rows->size();
+    if (n == 0) return {};
+    bool first = true;
+    for (const std::uint64_t row : *rows) {
+      const hsize_t start = row;
+      const hsize_t count = 1;
+      check(H5Sselect_hyperslab(file_space.get(), first ? H5S_SELECT_SET : H5S_SELECT_OR, &start,
+                                nullptr, &count, nullptr),
+            "H5Sselect_hyperslab", path);
+      first = false;
+    }
+  }
+  std::vector<char> buffer(n * width);
+  if (n > 0) {
+    const H5Id memory_space(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple", path);
+    check(H5Dread(dataset, type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT,
+                  buffer.data()),
+          "H5Dread", path);
+  }
+  std::vector<std::string> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const char* begin = buffer.data() + i * width;
+    values[i].assign(begin, std::find(begin, begin + width, '\0'));
+  }
+  return values;
+}
+
+std::vector<std::string> read_all_text(hid_t file, const std::string& path) {
+  const H5Id dataset = open_dataset(file, path);
+  return read_text(dataset.get(), path, nullptr);
+}
+
+// The status enum read into int8 (enum-to-integer conversion is not an HDF5 conversion, so the
+// file's own enum type is the memory type).
+std::vector<sweep::TaskStatus> read_statuses(hid_t file) {
+  const std::string path = "/tasks/status";
+  const H5Id dataset = open_dataset(file, path);
+  const H5Id type(H5Dget_type(dataset.get()), H5Tclose, "H5Dget_type", path);
+  if (H5Tget_class(type.get()) != H5T_ENUM || H5Tget_size(type.get()) != 1) {
+    throw StoreError(path + " is not an 8-bit enum");
+  }
+  const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
+  std::vector<std::int8_t> raw(dims.at(0));
+  if (!raw.empty()) {
+    check(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), "H5Dread",
+          path);
+  }
+  std::vector<sweep::TaskStatus> statuses(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] < 0 || raw[i] > static_cast<std::int8_t>(sweep::TaskStatus::unstable)) {
+      throw StoreError(path + " holds an unknown status " + std::to_string(raw[i]) + " in row " +
+                       std::to_string(i));
+    }
+    statuses[i] = static_cast<sweep::TaskStatus>(raw[i]);
+  }
+  return statuses;
+}
+
+herr_t collect_link_name(hid_t /*group*/, const char* name, const H5L_info_t* /*info*/,
+                         void* data) {
+  static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+
+// Datasets of a group in creation (schema) order.
+std::vector<std::string> member_names(hid_t group, const std::string& path) {
+  std::vector<std::string> names;
+  hsize_t index = 0;
+  check(H5Literate(group, H5_INDEX_CRT_ORDER, H5_ITER_INC, &index, collect_link_name, &names),
+        "H5Literate", path);
+  return names;
+}
+
+// Ragged columns (flat values with <name>_offset and <name>_count) are not one value per row.
+bool is_ragged_part(const std::string& name, const std::set<std::string>& names) {
+  if (names.count(name + "_offset") > 0) return true;
+  for (const std::string suffix : {"_offset", "_count"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix) &&
+        names.count(name.substr(0, name.size() - suffix.size())) > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TableColumn read_column(hid_t file, const std::string& path, const std::string& name) {
+  const H5Id dataset = open_dataset(file, path);
+  const H5Id type(H5Dget_type(dataset.get()), H5Tclose, "H5Dget_type", path);
+  switch (H5Tget_class(type.get())) {
+    case H5T_FLOAT:
+      return {name, read_all<double>(file, path, H5T_NATIVE_DOUBLE)};
+    case H5T_INTEGER:
+      if (H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+        return {name, read_all<std::uint64_t>(file, path, H5T_NATIVE_UINT64)};
+      }
+      return {name, read_all<std::int64_t>(file, path, H5T_NATIVE_INT64)};
+    case H5T_STRING:
+      return {name, read_text(dataset.get(), path, nullptr)};
+    case H5T_ENUM: {
+      std::vector<std::string> names;
+      for (const sweep::TaskStatus status : read_statuses(file)) {
+        names.emplace_back(sweep::to_string(status));
+      }
+      return {name, std::move(names)};
+    }
+    default:
+      throw StoreError(path + " has a type qsweep does not export");
+  }
+}
+
+}  // namespace
+
+ResultsReader::ResultsReader(const std::string& path) : path_(path) {
+  try {
+    const H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate", path);
+    // Read-only access needs no lock, and a lock would fail on file systems without flock.
+    check(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path);
+    file_ = H5Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, "H5Fopen", path);
+  } catch (const StoreError& e) {
+    throw InputError(path + ": cannot open as an HDF5 file (" + e.what() + ")");
+  }
+  if (!has_attribute(file_.get(), "format") ||
+      read_attribute_text(file_.get(), "format") != kFormatName) {
+    throw InputError(path + ": not a qsweep results file (no format = \"" +
+                     std::string(kFormatName) + "\" attribute)");
+  }
+  const int version = std::stoi(read_attribute_text(file_.get(), "format_version"));
+  if (version > kFormatVersion) {
+    throw InputError(path + ": results format version " + std::to_string(version) +
+                     " is newer than this qsweep reads (" + std::to_string(kFormatVersion) + ")");
+  }
+  const H5Id status = open_dataset(file_.get(), "/tasks/status");
+  task_count_ = dims_of(status.get(), "/tasks/status").at(0);
+}
+
+std::string ResultsReader::attribute(const std::string& name) const {
+  if (!has_attribute(file_.get(), name)) return "";
+  return read_attribute_text(file_.get(), name);
+}
+
+std::vector<sweep::TaskStatus> ResultsReader::statuses() const {
+  return read_statuses(file_.get());
+}
+
+std::vector<std::int32_t> ResultsReader::attempts() const {
+  return read_all<std::int32_t>(file_.get(), "/tasks/attempts", H5T_NATIVE_INT32);
+}
+
+std::vector<std::string> ResultsReader::methods() const {
+  return read_all_text(file_.get(), "/tasks/method");
+}
+
+std::vector<TaskProblem> ResultsReader::problems(sweep::TaskStatus status,
+                                                 std::size_t limit) const {
+  const std::vector<sweep::TaskStatus> all = statuses();
+  std::vector<std::uint64_t> rows;
+  for (std::uint64_t id = 0; id < all.size() && rows.size() < limit; ++id) {
+    if (all[id] == status) rows.push_back(id);
+  }
+  const H5Id error = open_dataset(file_.get(), "/tasks/error");
+  const H5Id method = open_dataset(file_.get(), "/tasks/method");
+  const std::vector<std::string> errors = read_text(error.get(), "/tasks/error", &rows);
+  const std::vector<std::string> methods = read_text(method.get(), "/tasks/method", &rows);
+  std::vector<TaskProblem> problems;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    problems.push_back({rows[i], methods[i], status, errors[i]});
+  }
+  return problems;
+}
+
+std::vector<std::string> ResultsReader::method_groups() const {
+  std::vector<std::string> groups;
+  for (const std::string name : {"exact", "simulate", "ldp"}) {
+    if (check(H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT), "H5Lexists", name) > 0) {
+      groups.push_back(name);
+    }
+  }
+  return groups;
+}
+
+std::vector<TableColumn> ResultsReader::read_table(const std::string& group) const {
+  std::vector<std::string> known = method_groups();
+  known.insert(known.begin(), "tasks");
+  if (std::find(known.begin(), known.end(), group) == known.end()) {
+    std::string list;
+    for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;
+    throw InputError(path_ + " has no group '" + group + "' (it has: " + list + ")");
+  }
+  const std::string group_path = "/" + group;
+  const H5Id handle(H5Gopen2(file_.get(), group_path.c_str(), H5P_DEFAULT), H5Gclose, "H5Gopen2",
+                    group_path);
+  const std::vector<std::string> names = member_names(handle.get(), group_path);
+  const std::set<std::string> name_set(names.begin(), names.end());
+
+  std::vector<TableColumn> table;
+  for (const std::string& name : names) {
+    const std::string path = group_path + "/" + name;
+    if (is_ragged_part(name, name_set)) continue;
+    {
+      const H5Id dataset = open_dataset(file_.get(), path);
+      if (dims_of(dataset.get(), path).size() != 1) continue;  // distributions [rows, width]
+    }
+    table.push_back(read_column(file_.get(), path, name));
+    if (group != "tasks" && name == "task_id") {
+      // The status of each row's task, from /tasks.
+      const auto& task_ids = std::get<std::vector<std::int64_t>>(table.back().values);
+      const std::vector<sweep::TaskStatus> all = statuses();
+      std::vector<std::string> status;
+      status.reserve(task_ids.size());
+      for (const std::int64_t id : task_ids) {
+        status.emplace_back(sweep::to_string(all.at(static_cast<std::size_t>(id))));
+      }
+      table.push_back({"status", std::move(status)});
+    }
+  }
+  return table;
+}
+
+StatusCounts count_statuses(const std::vector<sweep::TaskStatus>& statuses) {
+  StatusCounts counts;
+  for (const sweep::TaskStatus status : statuses) {
+    switch (status) {
+      case sweep::TaskStatus::pending:
+        ++counts.pending;
+        break;
+      case sweep::TaskStatus::done:
+        ++counts.done;
+        break;
+      case sweep::TaskStatus::failed:
+        ++counts.failed;
+        break;
+      case sweep::TaskStatus::unstable:
+        ++counts.unstable;
+        break;
+    }
+  }
+  return counts;
+}
+
+}  // namespace qsweep::store

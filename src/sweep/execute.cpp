@@ -1,0 +1,90 @@
+#include "qsweep/sweep/execute.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <exception>
+
+#include "qsweep/model/stability.hpp"
+#include "qsweep/sweep/columns.hpp"
+
+namespace qsweep::sweep {
+namespace {
+
+void run(const Task& task, TaskOutcome& outcome) {
+  if (task.method == Method::ldp) {
+    outcome.result = ldp::estimate(task.ldp, task.seed, task.id);
+    outcome.status = TaskStatus::done;
+    return;
+  }
+  const model::System system(model::Family(task.family), task.speeds, task.lambda);
+  if (task.method == Method::exact) {
+    // evaluate() checks stability itself and says which set violates it.
+    const auto& result = outcome.result.emplace<exact::Result>(exact::evaluate(system, task.exact));
+    outcome.status = result.stable ? TaskStatus::done : TaskStatus::unstable;
+    if (!result.stable) outcome.error = result.unstable_reason;
+    return;
+  }
+  const auto stability = model::check_stability(system);
+  if (!stability.ok) {
+    outcome.status = TaskStatus::unstable;
+    outcome.error = stability.describe();
+    return;
+  }
+  outcome.result = sim::simulate(system, task.simulate, task.seed, task.id);
+  outcome.status = TaskStatus::done;
+}
+
+// A row longer than planned would not fit the file created at plan time: report it as a failure
+// of the task rather than lose or corrupt data.
+void check_shape(const Task& task, TaskOutcome& outcome) {
+  const Row row = make_row(task, outcome);
+  const auto& columns = group_columns(task.method);
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    std::size_t length = 0;
+    if (const auto* v = std::get_if<std::vector<double>>(&row.cells[i])) length = v->size();
+    if (const auto* v = std::get_if<std::vector<std::int64_t>>(&row.cells[i])) length = v->size();
+    const std::size_t planned = planned_length(task, columns[i]);
+    if (length > planned) {
+      outcome.status = TaskStatus::failed;
+      outcome.error = fmt::format("internal error: column {} has {} values, {} planned",
+                                  columns[i].name, length, planned);
+      outcome.result = std::monostate{};
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(TaskStatus status) {
+  switch (status) {
+    case TaskStatus::pending:
+      return "pending";
+    case TaskStatus::done:
+      return "done";
+    case TaskStatus::failed:
+      return "failed";
+    case TaskStatus::unstable:
+      return "unstable";
+  }
+  return "unknown";
+}
+
+TaskOutcome execute(const Task& task) {
+  TaskOutcome outcome;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run(task, outcome);
+    check_shape(task, outcome);
+  } catch (const std::exception& e) {
+    outcome = TaskOutcome{};
+    outcome.status = TaskStatus::failed;
+    outcome.error = e.what();
+  }
+  outcome.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return outcome;
+}
+
+}  // namespace qsweep::sweep

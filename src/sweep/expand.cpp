@@ -1,0 +1,427 @@
+#include "expand.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "canonical.hpp"
+#include "cost_detail.hpp"
+#include "keys.hpp"
+#include "qsweep/common/error.hpp"
+#include "qsweep/exact/engine.hpp"
+#include "qsweep/ldp/ldp.hpp"
+#include "qsweep/model/stability.hpp"
+#include "qsweep/sim/simulate.hpp"
+
+namespace qsweep::sweep::detail {
+namespace {
+
+bool is_system_method(Method m) { return m == Method::exact || m == Method::simulate; }
+
+std::string key_ref(const BlockInput& block, std::string_view name) {
+  return block.from_flags ? fmt::format("--{}", name) : fmt::format("key '{}'", name);
+}
+
+// Where a message about a key as a whole points: the key in a file; for flags the message names
+// the flag itself ("qsweep eval: --lambda gives 2 values").
+std::string key_where(const BlockInput& block, const std::string& where_in_file) {
+  return block.from_flags ? block.where : where_in_file;
+}
+
+[[noreturn]] void unknown_key(const BlockInput& block, const Entry& entry) {
+  const std::string where = key_where(block, entry.loc.at(entry.key_node));
+  std::string others;
+  for (Method other : {Method::exact, Method::simulate, Method::ldp})
+    if (other != block.method && find_key(entry.key, other))
+      others += fmt::format("{}{}", others.empty() ? "" : " or ", to_string(other));
+  if (!others.empty())
+    fail(where, fmt::format("{} does not apply to method {}; expected it only in {} blocks",
+                            key_ref(block, entry.key), to_string(block.method), others));
+  std::vector<std::string_view> names{"method", "zip"};
+  for (const auto& spec : key_specs())
+    if (spec.methods & bit(block.method)) names.push_back(spec.name);
+  const std::string guess = closest_match(entry.key, names);
+  std::string list;
+  for (auto n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+  fail(where, fmt::format("unknown key '{}' for method {}{}; expected one of: {}", entry.key,
+                          to_string(block.method),
+                          guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), list));
+}
+
+// A message from the model or a method's own validation, located; the sweep format promises
+// "what is wrong; what was expected", so a message without the second part gets a generic one.
+[[noreturn]] void fail_from(const std::string& where, const InputError& error,
+                            std::string_view expected) {
+  std::string message = error.what();
+  if (message.find("; expected") == std::string::npos)
+    message += fmt::format("; expected {}", expected);
+  fail(where, message);
+}
+
+// The axes of the block, in the order the keys are written.
+struct Axes {
+  std::vector<Axis> axes;
+  std::map<std::string_view, std::size_t, std::less<>> index;  // key name -> axis
+  const Axis* find(std::string_view name) const {
+    const auto it = index.find(name);
+    return it == index.end() ? nullptr : &axes[it->second];
+  }
+};
+
+Axes parse_axes(const BlockInput& block, std::uint64_t max_values) {
+  Axes out;
+  for (const auto& entry : block.entries) {
+    const KeySpec* spec = find_key(entry.key, block.method);
+    if (!spec) unknown_key(block, entry);
+    const std::string where = key_where(block, entry.loc.at(entry.key_node));
+    if (const Axis* earlier = out.find(spec->name))
+      fail(where, fmt::format("{} is given twice (first at {}); expected each key once",
+                              key_ref(block, spec->name), earlier->where));
+    for (const auto& other : out.axes)
+      if (other.key->alternative == spec->name || spec->alternative == other.key->name)
+        fail(where, fmt::format("{} and {} are both given; expected one of them",
+                                key_ref(block, other.key->name), key_ref(block, spec->name)));
+    out.axes.push_back(parse_axis(*spec, entry.key_node, entry.value, entry.loc, max_values));
+    out.index[spec->name] = out.axes.size() - 1;
+    if (block.from_flags && out.axes.back().values.size() > 1)
+      fail(where, fmt::format("{} gives {} values; expected one (qsweep eval evaluates one point, "
+                              "a sweep file sweeps)",
+                              key_ref(block, spec->name), out.axes.back().values.size()));
+  }
+  return out;
+}
+
+// Dimensions of the grid: each is one axis, or the axes of a zip group walked together; a
+// group sits where its first key is written. The last dimension varies fastest.
+std::vector<std::vector<std::size_t>> dimensions(const BlockInput& block, const Axes& axes) {
+  std::vector<std::vector<std::size_t>> groups;
+  if (block.zip) {
+    const Entry& zip = *block.zip;
+    const YAML::Node& node = zip.value;
+    const std::string expected = "a list of keys of this block, or a list of such lists";
+    if (!node.IsSequence() || node.size() == 0)
+      fail(zip.loc.at(node), fmt::format("zip is {}; expected {}", show(node), expected));
+    std::vector<YAML::Node> group_nodes;
+    if (std::all_of(node.begin(), node.end(), [](const YAML::Node& n) { return n.IsScalar(); })) {
+      group_nodes.push_back(node);
+    } else {
+      for (const auto& g : node) {
+        if (!g.IsSequence())
+          fail(zip.loc.at(g), fmt::format("a zip group is {}; expected {}", show(g), expected));
+        group_nodes.push_back(g);
+      }
+    }
+    std::vector<bool> zipped(axes.axes.size(), false);
+    for (const auto& g : group_nodes) {
+      std::vector<std::size_t> group;
+      for (const auto& name_node : g) {
+        const std::string name = read_string(name_node, zip.loc, "a zip entry", "a key name");
+        const auto it = axes.index.find(name);
+        if (it == axes.index.end())
+          fail(zip.loc.at(name_node), fmt::format("zip names '{}', which is not a key of this "
+                                                  "block; expected {}",
+                                                  name, expected));
+        const Axis& axis = axes.axes[it->second];
+        if (axis.key->kind == Kind::fixed)
+          fail(zip.loc.at(name_node), fmt::format("zip names '{}', whose value is one fixed "
+                                                  "structure, not a list of values; expected keys "
+                                                  "with lists of values",
+                                                  name));
+        if (zipped[it->second])
+          fail(zip.loc.at(name_node), fmt::format("zip names '{}' twice; expected each key in "
+                                                  "at most one zip group",
+                                                  name));
+        zipped[it->second] = true;
+        group.push_back(it->second);
+      }
+      if (group.size() < 2)
+        fail(zip.loc.at(g),
+             "a zip group has fewer than 2 keys; expected at least 2 keys to walk "
+             "together");
+      const Axis& first = axes.axes[group[0]];
+      for (std::size_t a : group)
+        if (axes.axes[a].values.size() != first.values.size())
+          fail(zip.loc.at(g), fmt::format("zip walks {} ({} values) and {} ({} values) together; "
+                                          "expected lists of equal length",
+                                          first.key->name, first.values.size(),
+                                          axes.axes[a].key->name, axes.axes[a].values.size()));
+      std::sort(group.begin(), group.end());
+      groups.push_back(std::move(group));
+    }
+    std::sort(groups.begin(), groups.end());
+  }
+  std::vector<std::vector<std::size_t>> dims;
+  std::vector<bool> placed(axes.axes.size(), false);
+  for (std::size_t a = 0; a < axes.axes.size(); ++a) {
+    if (placed[a]) continue;
+    auto group =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.front() == a; });
+    dims.push_back(group == groups.end() ? std::vector<std::size_t>{a} : *group);
+    for (std::size_t b : dims.back()) placed[b] = true;
+  }
+  return dims;
+}
+
+// Systems (family + speeds) already built in this block, with what is known of their stability
+// region: stability is monotone in lambda (every f(U) decreases with it), so checks are skipped
+// for a lambda below a known stable one or above a known unstable one.
+struct KnownSystem {
+  std::unique_ptr<model::System> system;
+  double stable_up_to = 0.0;
+  double unstable_from = std::numeric_limits<double>::infinity();
+};
+
+class SystemCache {
+ public:
+  KnownSystem& get(const Task& task, const std::string& where) {
+    std::string key = canonical_text(task.family) + canonical_text(task.speeds);
+    auto it = systems_.find(key);
+    if (it != systems_.end()) return it->second;
+    if (systems_.size() >= kCapacity) systems_.clear();  // keeps memory bounded for huge N
+    KnownSystem known;
+    try {
+      known.system =
+          std::make_unique<model::System>(model::Family(task.family), task.speeds, task.lambda);
+    } catch (const InputError& e) {
+      fail_from(where, e, "parameters this family accepts (docs/sweep-format.md)");
+    }
+    return systems_.emplace(std::move(key), std::move(known)).first->second;
+  }
+
+ private:
+  static constexpr std::size_t kCapacity = 256;
+  std::unordered_map<std::string, KnownSystem> systems_;
+};
+
+struct Digest {
+  std::uint64_t a, b;
+  bool operator==(const Digest&) const = default;
+};
+struct DigestHash {
+  std::size_t operator()(const Digest& d) const { return d.a ^ (d.b * 0x9e3779b97f4a7c15ULL); }
+};
+// 128 bits from two unrelated 64-bit hashes: a false match among 10^7 tasks has odds ~1e-24.
+Digest digest(const std::string& text) {
+  std::uint64_t fnv = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) fnv = (fnv ^ c) * 0x100000001b3ULL;
+  return {std::hash<std::string>{}(text), fnv};
+}
+
+class BlockExpander {
+ public:
+  BlockExpander(const BlockInput& block, PlanState& state)
+      : block_(block), state_(state), axes_(parse_axes(block, state.max_tasks)) {
+    for (const auto& key : key_specs()) {
+      if (!key.required || !(key.methods & bit(block_.method))) continue;
+      if (axes_.find(key.name) || (!key.alternative.empty() && axes_.find(key.alternative)))
+        continue;
+      absent_required_.push_back(&key);
+    }
+  }
+
+  void run() {
+    const auto dims = dimensions(block_, axes_);
+    long double grid = 1;
+    for (const auto& dim : dims) grid *= static_cast<long double>(axes_.axes[dim[0]].values.size());
+    const long double room =
+        static_cast<long double>(state_.max_tasks) - static_cast<long double>(state_.tasks.size());
+    if (grid > room)
+      fail(block_.where, fmt::format("this block expands to {:.4g} tasks and the plan would "
+                                     "exceed max_tasks = {}; expected a smaller grid, or a larger "
+                                     "max_tasks at the top of the file",
+                                     static_cast<double>(grid), state_.max_tasks));
+
+    value_index_.assign(axes_.axes.size(), 0);
+    std::vector<std::size_t> counter(dims.size(), 0);
+    for (bool done = false; !done;) {
+      for (std::size_t k = 0; k < dims.size(); ++k)
+        for (std::size_t a : dims[k]) value_index_[a] = counter[k];
+      add_task();
+      done = true;  // unless some dimension can advance (odometer, last dimension fastest)
+      for (std::size_t k = dims.size(); k-- > 0;) {
+        if (++counter[k] < axes_.axes[dims[k][0]].values.size()) {
+          done = false;
+          break;
+        }
+        counter[k] = 0;
+      }
+    }
+
+    for (const auto& axis : axes_.axes)
+      if (!axis.used)
+        fail(key_where(block_, axis.where),
+             fmt::format("{} applies to no task of this {} (it is used by {}); "
+                         "expected it only where such tasks are",
+                         key_ref(block_, axis.key->name),
+                         block_.from_flags ? "evaluation" : "block", axis.key->used_by));
+  }
+
+ private:
+  const std::string& where_of(std::string_view key) const {
+    const Axis* axis = axes_.find(key);
+    return axis
+               ? axis->value_where[value_index_[static_cast<std::size_t>(axis - axes_.axes.data())]]
+               : block_.where;
+  }
+
+  Draft draft() {
+    Draft d;
+    d.task.method = block_.method;
+    d.task.block = block_.index;
+    d.task.seed = state_.seed;
+    for (bool selectors : {true, false})
+      for (auto& axis : axes_.axes) {
+        const KeySpec& key = *axis.key;
+        if (key.selector != selectors) continue;
+        if (key.applies && !key.applies(d)) continue;
+        key.apply(d,
+                  axis.values[value_index_[static_cast<std::size_t>(&axis - axes_.axes.data())]]);
+        axis.used = true;
+      }
+    for (const KeySpec* required : absent_required_) {
+      const KeySpec& key = *required;
+      if (key.applies && !key.applies(d)) continue;
+      fail(block_.where,
+           fmt::format("{} is missing{}; expected {}{}", key_ref(block_, key.name),
+                       key.used_by.empty() ? "" : fmt::format(" (required for {})", key.used_by),
+                       key.expected(),
+                       key.alternative.empty()
+                           ? ""
+                           : fmt::format(" (or {})", key_ref(block_, key.alternative))));
+    }
+    return d;
+  }
+
+  // Values derived from others: torus N, speeds from a profile, lambda from rho.
+  void derive(Draft& d) {
+    Task& t = d.task;
+    if (t.method == Method::ldp) {
+      t.ldp.lambda = d.load.value;  // servers of rate 1: rho and lambda coincide
+      if (t.ldp.policy == ldp::Policy::power_of_d && t.ldp.policy_d > t.ldp.n)
+        fail(where_of("policy_d"), fmt::format("policy_d = {} exceeds n = {}; expected at most n",
+                                               t.ldp.policy_d, t.ldp.n));
+      return;
+    }
+    if (model::family_uses(t.family.kind).torus_shape) {
+      const long long N = static_cast<long long>(t.family.rows) * t.family.cols;
+      if (N > std::numeric_limits<int>::max())
+        fail(block_.where,
+             fmt::format("torus {} x {} has too many servers; expected rows x cols "
+                         "<= {}",
+                         t.family.rows, t.family.cols, std::numeric_limits<int>::max()));
+      t.family.N = static_cast<int>(N);
+    }
+    if (!d.speed_profile.empty()) {
+      try {
+        t.speeds = model::speed_profile(d.speed_profile, t.family.N, d.fast);
+      } catch (const InputError& e) {
+        fail_from(where_of("speed_profile"), e, "a known speed profile");
+      }
+    } else if (!t.speeds.empty() && t.speeds.size() != static_cast<std::size_t>(t.family.N)) {
+      fail(where_of("speeds"), fmt::format("speeds lists {} values but N = {}; expected one "
+                                           "speed per server",
+                                           t.speeds.size(), t.family.N));
+    }
+    const double mean_speed = t.speeds.empty()
+                                  ? 1.0
+                                  : std::accumulate(t.speeds.begin(), t.speeds.end(), 0.0) /
+                                        static_cast<double>(t.speeds.size());
+    t.lambda = d.load.relative ? d.load.value * mean_speed : d.load.value;
+  }
+
+  // Options checks of the method against the system (the methods' own validation).
+  void check_options(const Task& t, const model::System& system) const {
+    if (t.method == Method::exact) check_exact(t, system);
+    if (t.method == Method::simulate) {
+      try {
+        sim::validate(t.simulate);
+      } catch (const InputError& e) {
+        fail_from(block_.where, e, "options the simulator accepts (docs/sim.md)");
+      }
+    }
+  }
+
+  // False if the task is outside the stability region (an error with on_unstable: error).
+  bool check_stable(const Task& t, KnownSystem& known) const {
+    if (t.lambda <= known.stable_up_to) return true;
+    if (t.lambda >= known.unstable_from && !state_.on_unstable_error) return false;
+    const auto report = model::check_stability(*known.system);
+    if (report.ok) {
+      known.stable_up_to = t.lambda;
+      return true;
+    }
+    known.unstable_from = std::min(known.unstable_from, t.lambda);
+    if (state_.on_unstable_error)
+      fail(block_.where, fmt::format("task '{}' is unstable: {}; expected a load inside the "
+                                     "stability region (or on_unstable: store)",
+                                     describe(t), report.describe()));
+    return false;
+  }
+
+  void check_exact(const Task& t, const model::System& system) const {
+    const bool symmetric = exact::detail::symmetric_applies(system);
+    const int N = system.N();
+    if (t.exact.engine == exact::Engine::symmetric && !symmetric)
+      fail(where_of("engine"), fmt::format("engine symmetric does not apply to '{}'; expected "
+                                           "family complete, independent or singletons_full with "
+                                           "identical speeds",
+                                           describe(t)));
+    const bool general = t.exact.engine == exact::Engine::general ||
+                         (t.exact.engine == exact::Engine::automatic && !symmetric);
+    if (general && N > exact::kMaxGeneralServers)
+      fail(where_of("N"), fmt::format("N = {} is too large for the general exact engine ({}); "
+                                      "expected N <= {}, or a family with a symmetric engine "
+                                      "(complete, independent, singletons_full; identical speeds)",
+                                      N, describe(t), exact::kMaxGeneralServers));
+  }
+
+  void add_task() {
+    Draft d = draft();
+    derive(d);
+    Task& t = d.task;
+    if (!seen_.insert(digest(canonical_text(t))).second) return;  // same task as an earlier point
+    t.id = state_.tasks.size();
+    const model::System* system = nullptr;
+    bool stable = true;
+    if (is_system_method(t.method)) {
+      KnownSystem& known = systems_.get(t, block_.where);
+      known.system->lambda = t.lambda;
+      check_options(t, *known.system);
+      stable = check_stable(t, known);
+      system = known.system.get();
+    } else {
+      try {
+        ldp::validate(t.ldp);
+      } catch (const InputError& e) {
+        fail_from(block_.where, e, "options the ldp estimators accept (docs/ldp.md)");
+      }
+    }
+    if (stable) {
+      t.cost = estimate_cost(t, system).seconds;
+    } else {
+      state_.unstable_tasks.push_back(t.id);
+    }
+    state_.tasks.push_back(std::move(t));
+  }
+
+  const BlockInput& block_;
+  PlanState& state_;
+  Axes axes_;
+  std::vector<const KeySpec*> absent_required_;  // required keys the block does not give
+  std::vector<std::size_t> value_index_;
+  SystemCache systems_;
+  std::unordered_set<Digest, DigestHash> seen_;
+};
+
+}  // namespace
+
+void expand_block(const BlockInput& block, PlanState& state) { BlockExpander(block, state).run(); }
+
+}  // namespace qsweep::sweep::detail

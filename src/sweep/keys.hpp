@@ -1,0 +1,99 @@
+#pragma once
+// Private to the sweep layer: the table of block keys (one entry per key and method set) and the
+// parsing of a key's value into an axis of the sweep. docs/sweep-format.md documents each key;
+// block_keys() (plan.hpp) exposes the same table to `qsweep eval` and its --help.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "qsweep/sweep/task.hpp"
+#include "yaml_input.hpp"
+
+namespace qsweep::sweep::detail {
+
+// A per-server arrival rate as given: absolute, or a fraction of the mean server speed
+// (`rho:` and `heavy_traffic` values).
+struct Load {
+  double value = 0.0;
+  bool relative = false;
+  friend bool operator==(const Load&, const Load&) = default;
+};
+
+// One value of a key: a sweep axis point, or the whole value of a fixed (non-sweepable) key.
+using Value = std::variant<std::int64_t, double, bool, std::string, Load, std::vector<double>,
+                           std::vector<std::int64_t>, std::vector<model::ExplicitType>,
+                           std::vector<std::pair<int, int>>>;
+
+// A task under construction: what a block combination sets before derived values (torus N,
+// speeds from a profile, lambda from rho) are filled in.
+struct Draft {
+  Task task;
+  std::string speed_profile;  // "" = none
+  double fast = 0.0;
+  Load load;
+  bool has_load = false;
+};
+
+enum class Kind { integer, real, boolean, choice, load, fixed };
+
+// Numeric range of a key, checked on every value (also generated ones).
+struct Bounds {
+  double lo = -1e300, hi = 1e300;
+  bool lo_open = false, hi_open = false;
+  bool contains(double x) const;
+  std::string describe(Kind kind) const;  // "an integer >= 1", "a number in (0, 1)"
+};
+
+struct KeySpec {
+  std::string_view name;
+  unsigned methods = 0;  // bits: 1 << Method
+  Kind kind = Kind::real;
+  std::string_view help;                  // one line: what it means (docs, --help)
+  Bounds bounds;                          // integer, real, load
+  std::vector<std::string_view> choices;  // choice
+  bool selector = false;         // applied before the others: other keys' applies() read it
+  bool required = false;         // must be given whenever it applies
+  std::string_view alternative;  // a key that may be given instead (lambda / rho), not with it
+  std::string_view used_by;      // when it applies, for messages ("family complete"); "" = always
+  bool (*applies)(const Draft&) = nullptr;  // nullptr = always
+  void (*apply)(Draft&, const Value&) = nullptr;
+  Value (*parse_fixed)(const YAML::Node&, const Locator&) = nullptr;  // kind fixed
+
+  std::string expected() const;  // "an integer >= 1", "one of: a, b", ... for messages
+};
+
+constexpr unsigned bit(Method m) { return 1u << static_cast<unsigned>(m); }
+
+const std::vector<KeySpec>& key_specs();
+// The key `name` of a block of `method`, or nullptr.
+const KeySpec* find_key(std::string_view name, Method method);
+
+// A key's values: one point for a scalar or fixed key, several for a list or a generator.
+struct Axis {
+  const KeySpec* key = nullptr;
+  std::string where;  // location of the key
+  std::vector<Value> values;
+  std::vector<std::string> value_where;  // location of each value (generators: the generator)
+  bool used = false;                     // applied to at least one task
+};
+
+// Parses the value of `key` (scalar, list, generator mapping, or a fixed key's structure).
+// A list or generator longer than max_values is refused (a typo in a linspace count must not
+// allocate a billion values).
+Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node& value,
+                const Locator& loc, std::uint64_t max_values);
+
+// Names of the enumerations used in sweep files and result columns.
+std::string_view name_of(model::FamilyKind kind);
+std::string_view name_of(exact::Engine engine);
+std::string_view name_of(sim::Policy policy);
+std::string_view name_of(sim::ServiceKind kind);
+std::string_view name_of(ldp::Policy policy);
+std::string_view name_of(ldp::Estimator estimator);
+
+}  // namespace qsweep::sweep::detail

@@ -1,0 +1,258 @@
+#include "qsweep/sweep/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "canonical.hpp"
+#include "expand.hpp"
+#include "keys.hpp"
+#include "qsweep/common/error.hpp"
+#include "qsweep/sweep/sha256.hpp"
+
+namespace qsweep::sweep {
+namespace {
+
+using detail::fail;
+using detail::Locator;
+
+constexpr std::string_view kTopKeys[] = {"name",        "seed",      "output",
+                                         "on_unstable", "max_tasks", "blocks"};
+constexpr std::string_view kMethods[] = {"exact", "simulate", "ldp"};
+
+Method method_of(const YAML::Node& node, const Locator& loc) {
+  const std::string expected = "one of: exact, simulate, ldp";
+  const std::string name = detail::read_string(node, loc, "method", expected);
+  for (std::size_t i = 0; i < std::size(kMethods); ++i)
+    if (name == kMethods[i]) return static_cast<Method>(i);
+  const std::string guess = detail::closest_match(name, {std::begin(kMethods), std::end(kMethods)});
+  fail(loc.at(node),
+       fmt::format("unknown method '{}'{}; expected {}", name,
+                   guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), expected));
+}
+
+std::uint64_t read_seed(const YAML::Node& node, const Locator& loc) {
+  return detail::read_unsigned(node, loc, "seed", "an integer in [0, 2^64)");
+}
+
+// The key of a mapping entry as text; keys must be plain names.
+std::string key_name(const YAML::Node& key, const Locator& loc) {
+  if (!key.IsScalar())
+    fail(loc.at(key), fmt::format("a key is {}; expected a name", detail::show(key)));
+  return key.Scalar();
+}
+
+detail::BlockInput block_input(const YAML::Node& node, int index, const Locator& loc) {
+  detail::BlockInput block;
+  block.where = loc.at(node);
+  block.index = index;
+  if (!node.IsMap())
+    fail(block.where, fmt::format("block {} is {}; expected a mapping with method, family, ...",
+                                  index + 1, detail::show(node)));
+  bool has_method = false;
+  for (const auto& kv : node) {
+    const std::string key = key_name(kv.first, loc);
+    if (key == "method") {
+      if (has_method) fail(loc.at(kv.first), "key 'method' is given twice; expected each key once");
+      has_method = true;
+      block.method = method_of(kv.second, loc);
+    } else if (key == "zip") {
+      if (block.zip) fail(loc.at(kv.first), "key 'zip' is given twice; expected each key once");
+      block.zip = detail::Entry{key, kv.first, kv.second, loc};
+    } else {
+      block.entries.push_back({key, kv.first, kv.second, loc});
+    }
+  }
+  if (!has_method)
+    fail(block.where, fmt::format("block {} has no method; expected method: exact, simulate or "
+                                  "ldp",
+                                  index + 1));
+  return block;
+}
+
+void finish(Plan& plan, detail::PlanState& state) {
+  plan.tasks = std::move(state.tasks);
+  plan.unstable_tasks = std::move(state.unstable_tasks);
+  plan.hash = plan_hash(plan.tasks);
+}
+
+}  // namespace
+
+Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
+  const Locator loc = Locator::in_file(source_name);
+  Plan plan;
+  plan.source = source_name;
+  plan.yaml_text = yaml_text;
+  plan.yaml_sha256 = sha256_hex(yaml_text);
+
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(yaml_text);
+  } catch (const YAML::Exception& e) {
+    fail(loc.at(e.mark), fmt::format("YAML syntax error: {}; expected valid YAML", e.msg));
+  }
+  if (documents.empty() || documents[0].IsNull())
+    fail(source_name + ":1:1", "the file is empty; expected a mapping with name and blocks");
+  if (documents.size() > 1)
+    fail(loc.at(documents[1]), "a second YAML document; expected one document per sweep file");
+  const YAML::Node& root = documents[0];
+  if (!root.IsMap())
+    fail(loc.at(root), fmt::format("the file is {}; expected a mapping with name and blocks",
+                                   detail::show(root)));
+
+  std::map<std::string, std::pair<YAML::Node, YAML::Node>> top;  // key -> (key node, value)
+  for (const auto& kv : root) {
+    const std::string key = key_name(kv.first, loc);
+    if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys)) {
+      const std::string guess =
+          detail::closest_match(key, {std::begin(kTopKeys), std::end(kTopKeys)});
+      fail(loc.at(kv.first),
+           fmt::format("unknown top-level key '{}'{}; expected one of: name, seed, output, "
+                       "on_unstable, max_tasks, blocks (block keys go inside blocks)",
+                       key, guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
+    }
+    if (top.count(key))
+      fail(loc.at(kv.first), fmt::format("key '{}' is given twice (first at {}); expected each key "
+                                         "once",
+                                         key, loc.at(top[key].first)));
+    top[key] = {kv.first, kv.second};
+  }
+  const std::string where_root = loc.at(root);
+  auto value_of = [&](const std::string& key) -> const YAML::Node* {
+    const auto it = top.find(key);
+    return it == top.end() ? nullptr : &it->second.second;
+  };
+
+  const YAML::Node* name = value_of("name");
+  if (!name) fail(where_root, "key 'name' is missing; expected name: <letters, digits, _ . ->");
+  plan.name = detail::read_string(*name, loc, "name", "letters, digits, '_', '.' and '-'");
+  if (plan.name.empty() ||
+      plan.name.find_first_not_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != std::string::npos)
+    fail(loc.at(*name), fmt::format("name '{}' has characters other than letters, digits, '_', "
+                                    "'.' and '-'; expected a name such as ring-vs-complete",
+                                    plan.name));
+
+  detail::PlanState state;
+  state.max_tasks = kDefaultMaxTasks;
+  if (const YAML::Node* node = value_of("max_tasks")) {
+    const std::string expected = "an integer in [1, 10^9]";
+    const auto max_tasks = detail::read_integer(*node, loc, "max_tasks", expected);
+    if (max_tasks < 1 || max_tasks > 1'000'000'000)
+      fail(loc.at(*node),
+           fmt::format("max_tasks = {} is out of range; expected {}", max_tasks, expected));
+    state.max_tasks = static_cast<std::uint64_t>(max_tasks);
+  }
+  const YAML::Node* seed = value_of("seed");
+  if (seed) plan.seed = state.seed = read_seed(*seed, loc);
+  if (const YAML::Node* node = value_of("output")) {
+    plan.output = detail::read_string(*node, loc, "output", "a file path");
+    if (plan.output.empty()) fail(loc.at(*node), "output is empty; expected a file path");
+  }
+  if (const YAML::Node* node = value_of("on_unstable")) {
+    const std::string mode = detail::read_string(*node, loc, "on_unstable", "store or error");
+    if (mode != "store" && mode != "error")
+      fail(loc.at(*node), fmt::format("on_unstable is '{}'; expected store or error", mode));
+    plan.on_unstable_error = state.on_unstable_error = mode == "error";
+  }
+
+  const YAML::Node* blocks = value_of("blocks");
+  if (!blocks) fail(where_root, "key 'blocks' is missing; expected blocks: a list of sweep blocks");
+  if (!blocks->IsSequence() || blocks->size() == 0)
+    fail(loc.at(*blocks),
+         fmt::format("blocks is {}; expected a non-empty list of blocks",
+                     blocks->IsSequence() ? "an empty list" : detail::show(*blocks)));
+  int index = 0;
+  for (const auto& node : *blocks) {
+    const detail::BlockInput block = block_input(node, index++, loc);
+    if (block.method != Method::exact && !seed)
+      fail(block.where, fmt::format("a {} block needs a seed and the file has none; expected "
+                                    "seed: <integer> at the top of the file",
+                                    to_string(block.method)));
+    detail::expand_block(block, state);
+  }
+  finish(plan, state);
+  return plan;
+}
+
+Plan load_plan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(
+        fmt::format("{}: cannot read the sweep file ({}); expected a readable YAML "
+                    "file",
+                    path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_plan(text.str(), path);
+}
+
+Plan plan_from_flags(const std::vector<Flag>& flags) {
+  Plan plan;
+  plan.name = "eval";
+  plan.source = "command line";
+  plan.yaml_sha256 = sha256_hex("");
+  detail::PlanState state;
+  state.max_tasks = kDefaultMaxTasks;  // one task: every flag must give one value
+  detail::BlockInput block;
+  block.where = "qsweep eval";
+  block.from_flags = true;
+  for (const auto& flag : flags) {
+    const Locator loc = Locator::in_flag(flag.key);
+    YAML::Node value;
+    try {
+      value = YAML::Load(flag.text);
+    } catch (const YAML::Exception& e) {
+      fail(loc.at(e.mark), fmt::format("cannot read '{}': {}; expected a value in YAML syntax "
+                                       "(8, 0.9, [1, 2], {{servers: [1], p: 1}})",
+                                       flag.text, e.msg));
+    }
+    if (flag.key == "method") {
+      block.method = method_of(value, loc);
+    } else if (flag.key == "seed") {
+      plan.seed = state.seed = read_seed(value, loc);
+    } else {
+      block.entries.push_back({flag.key, value, value, loc});
+    }
+  }
+  detail::expand_block(block, state);
+  finish(plan, state);
+  return plan;
+}
+
+std::string plan_hash(const std::vector<Task>& tasks) {
+  Sha256 sha;
+  sha.update("qsweep-plan-v1\n");
+  for (const Task& task : tasks) {
+    Task canonical = task;
+    canonical.cost = 0.0;  // an estimate: improving the cost model must not break --resume
+    sha.update(detail::canonical_text(canonical));
+    sha.update("\n");
+  }
+  return sha.hex_digest();
+}
+
+std::vector<KeyInfo> block_keys() {
+  std::vector<KeyInfo> keys;
+  for (const auto& spec : detail::key_specs()) {
+    std::string methods;
+    for (Method m : {Method::exact, Method::simulate, Method::ldp})
+      if (spec.methods & detail::bit(m))
+        methods += (methods.empty() ? "" : ", ") + std::string(to_string(m));
+    auto same = std::find_if(keys.begin(), keys.end(),
+                             [&](const KeyInfo& k) { return k.name == spec.name; });
+    if (same == keys.end()) {
+      keys.push_back({std::string(spec.name), methods, std::string(spec.help)});
+    } else {  // one key with different meanings per method (policy, policy_d)
+      same->methods += ", " + methods;
+      same->help += "; " + std::string(spec.help);
+    }
+  }
+  return keys;
+}
+
+}  // namespace qsweep::sweep

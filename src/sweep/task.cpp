@@ -1,0 +1,82 @@
+#include "qsweep/sweep/task.hpp"
+
+#include <fmt/format.h>
+
+#include "keys.hpp"
+
+namespace qsweep::sweep {
+namespace {
+
+std::string family_text(const Task& t) {
+  const auto& f = t.family;
+  const auto uses = model::family_uses(f.kind);
+  std::string s = fmt::format("{} N={}", detail::name_of(f.kind), f.N);
+  if (uses.d) s += fmt::format(" d={}", f.d);
+  if (uses.eps) s += fmt::format(" eps={:g}", f.eps);
+  if (uses.degree) s += fmt::format(" degree={}", f.degree);
+  if (uses.edge_prob) s += fmt::format(" edge_prob={:g}", f.edge_prob);
+  if (uses.torus_shape) s += fmt::format(" ({}x{})", f.rows, f.cols);
+  if (uses.types) s += fmt::format(" ({} types)", f.types.size());
+  if (uses.tree_edges && !f.tree_edges.empty())
+    s += " (given tree)";
+  else if (uses.graph_seed)
+    s += fmt::format(" graph_seed={}", f.graph_seed);
+  if (!t.speeds.empty()) s += " (speeds given)";
+  return s + fmt::format(" lambda={:.6g}", t.lambda);
+}
+
+}  // namespace
+
+std::string_view to_string(Method method) {
+  switch (method) {
+    case Method::exact:
+      return "exact";
+    case Method::simulate:
+      return "simulate";
+    case Method::ldp:
+      return "ldp";
+  }
+  return "unknown";
+}
+
+std::string describe(const Task& t) {
+  switch (t.method) {
+    case Method::exact:
+      return fmt::format("exact {} qmax={}", family_text(t), t.exact.qmax);
+    case Method::simulate: {
+      const auto& o = t.simulate;
+      std::string policy(detail::name_of(o.policy));
+      if (o.policy == sim::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
+      std::string service(detail::name_of(o.service.kind));
+      if (o.service.kind == sim::ServiceKind::hyperexponential)
+        service += fmt::format("(cv2={:g})", o.service.cv2);
+      return fmt::format("simulate {} {} service={} horizon={:g} replications={}", policy,
+                         family_text(t), service, o.horizon, o.replications);
+    }
+    case Method::ldp: {
+      const auto& o = t.ldp;
+      std::string policy(detail::name_of(o.policy));
+      if (o.policy == ldp::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
+      std::string text = fmt::format("ldp {} n={} j={} T={:g} lambda={:.6g} {}", policy, o.n, o.j,
+                                     o.T, o.lambda, detail::name_of(o.estimator));
+      if (o.estimator != ldp::Estimator::exact) text += fmt::format(" samples={:g}", o.samples);
+      return text;
+    }
+  }
+  return "unknown task";
+}
+
+std::string category(const Task& t) {
+  switch (t.method) {
+    case Method::exact:
+      return std::string(detail::name_of(t.family.kind));
+    case Method::simulate:
+      return fmt::format("{} {}", detail::name_of(t.family.kind),
+                         detail::name_of(t.simulate.policy));
+    case Method::ldp:
+      return fmt::format("{} {}", detail::name_of(t.ldp.policy), detail::name_of(t.ldp.estimator));
+  }
+  return "unknown";
+}
+
+}  // namespace qsweep::sweep

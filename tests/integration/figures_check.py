@@ -1,0 +1,416 @@
+#!/usr/bin/python3
+# Needs Debian's /usr/bin/python3 (h5py, numpy, matplotlib); called by figures_paper.sh.
+"""Checks that each figure draws exactly the numbers of its results file.
+
+    figures_check.py REPO FIGURE_DIR FILE[=FIGURE] ...
+
+For every file: the figure module draws it; then
+  1. every Series it reports is what the figure shows: the line with gid = series key has the
+     series' x and y, and the band (gid key:band) passes through (x, lo) and (x, hi);
+  2. every Series equals numbers recomputed here from the file with plain h5py (no loader code),
+     and every finished task the figure is about appears in some series;
+  3. a few published values and shapes hold: the wedge constant (paper eq. 28), the N = 4
+     closed forms (eqs. 36, 37), alpha_1 = 1/2 and the orderings of Fig. 3, N rho for
+     independent queues, the JSQ large-deviation rate formula (docs/ldp.md);
+  4. the loader returns every column of the file unchanged (ragged rows, text, status);
+  5. FIGURE_DIR/<file stem>.png exists, is a real picture (not one flat colour) and .pdf exists.
+"""
+
+import math
+import os
+import sys
+
+import h5py
+import numpy as np
+
+
+def fail(message):
+    raise AssertionError(message)
+
+
+def close(actual, expected, what, rtol=1e-12, atol=0.0):
+    actual, expected = np.asarray(actual, dtype=float), np.asarray(expected, dtype=float)
+    if actual.shape != expected.shape:
+        fail(f"{what}: shape {actual.shape}, expected {expected.shape}")
+    if not np.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
+        worst = np.nanmax(np.abs(actual - expected))
+        fail(f"{what}: differs from the file (largest difference {worst:.3g})")
+
+
+# ---- the file, read with plain h5py ----------------------------------------------------------
+
+def raw_group(path, group):
+    """Done rows of a group: name -> array; ragged columns as lists of per-row arrays."""
+    with h5py.File(path, "r") as f:
+        g = f[group]
+        status = f["tasks/status"][...]
+        done_value = h5py.check_enum_dtype(f["tasks/status"].dtype)["done"]
+        out = {}
+        for name in g:
+            if name.endswith("_offset") or name.endswith("_count"):
+                continue
+            data = g[name][...]
+            if name + "_offset" in g:
+                offsets, counts = g[name + "_offset"][...], g[name + "_count"][...]
+                data = [data[o:o + c] for o, c in zip(offsets, counts)]
+            elif data.dtype.kind == "S":
+                data = np.array([v.decode() for v in data])
+            out[name] = data
+    done = status[out["task_id"]] == done_value
+    return {k: ([v[i] for i in np.flatnonzero(done)] if isinstance(v, list) else v[done])
+            for k, v in out.items()}
+
+
+def row_of(rows, task_id):
+    hits = np.flatnonzero(rows["task_id"] == task_id)
+    if len(hits) != 1:
+        fail(f"task {task_id}: {len(hits)} done rows")
+    return hits[0]
+
+
+def tail_from(pmf):
+    return 1.0 - np.concatenate(([0.0], np.cumsum(pmf[:-1])))
+
+
+# ---- 1. the drawing shows the series ---------------------------------------------------------
+
+def check_artists(drawing):
+    lines = {line.get_gid(): line for ax in drawing.figure.axes for line in ax.get_lines()}
+    bands = {c.get_gid(): c for ax in drawing.figure.axes for c in ax.collections}
+    if not drawing.series:
+        fail("the figure reports no series")
+    for key, s in drawing.series.items():
+        if key not in lines:
+            fail(f"series {key}: no line drawn with that gid")
+        line = lines[key]
+        if not (np.array_equal(np.asarray(line.get_xdata(), dtype=float), np.asarray(s.x, dtype=float),
+                               equal_nan=True)
+                and np.array_equal(np.asarray(line.get_ydata(), dtype=float), np.asarray(s.y, dtype=float),
+                                   equal_nan=True)):
+            fail(f"series {key}: the drawn line is not the series")
+        if len(s.task_ids) != len(s.x):
+            fail(f"series {key}: {len(s.task_ids)} task ids for {len(s.x)} points")
+        if s.lo is None:
+            continue
+        if key + ":band" not in bands:
+            fail(f"series {key}: it has a confidence band but none is drawn")
+        vertices = np.concatenate([p.vertices for p in bands[key + ":band"].get_paths()])
+        for x, lo, hi in zip(s.x, s.lo, s.hi):
+            for y in (lo, hi):
+                if not np.any(np.all(np.isclose(vertices, [x, y], rtol=1e-12, atol=0), axis=1)):
+                    fail(f"series {key}: band misses the point ({x}, {y})")
+
+
+def data_series(drawing):
+    return {k: s for k, s in drawing.series.items() if not s.reference}
+
+
+def check_coverage(drawing, expected_ids, what):
+    shown = set()
+    for s in data_series(drawing).values():
+        shown.update(int(t) for t in s.task_ids)
+    missing = set(int(t) for t in expected_ids) - shown
+    if missing:
+        fail(f"{what}: finished tasks {sorted(missing)[:10]} are in no series")
+    extra = shown - set(int(t) for t in expected_ids)
+    if extra:
+        fail(f"{what}: series name tasks {sorted(extra)[:10]} that are not {what}")
+
+
+# ---- 2./3. per figure ------------------------------------------------------------------------
+
+def check_redundancy_fig2(path, drawing):
+    rows = raw_group(path, "exact")
+    series = drawing.series
+    with_pmf = rows["qmax"] > 0
+    for r in np.flatnonzero(with_pmf):
+        s = series[f"tail/lambda={rows['lambda'][r]:.6g}"]
+        q = np.arange(rows["qmax"][r] + 1)
+        x = (1.0 - rows["rho"][r]) * q
+        keep = x <= 6.0
+        close(s.x, x[keep], "wedge tail x")
+        close(s.y, tail_from(rows["pmf"][r][:rows["qmax"][r] + 1])[keep], "wedge tail y", atol=1e-15)
+        # Paper eq. (28): P(Q = 0) of the wedge with edge rates 3 lambda (7/12, 5/12), mu = 1.
+        lam = rows["lambda"][r]
+        l12, l23 = 3 * lam * 7 / 12, 3 * lam * 5 / 12
+        c28 = 3 * (2 - l12) * (2 - l23) * (1 - lam) / (l12 * l23 + 12 * (1 - lam))
+        close(1.0 - s.y[1], c28, f"wedge P(Q = 0) vs eq. (28) at lambda = {lam}", rtol=1e-8)
+    order = np.argsort(rows["lambda"])
+    for k, name in enumerate(("{1,2}", "{2,3}")):
+        s = series[f"share/{name}"]
+        close(s.x, 1.0 - rows["rho"][order], "wedge share x")
+        close(s.y, [rows["EQ_type"][r][k] / rows["EQ"][r] for r in order], "wedge share y")
+        # Theorem 3.1: the share tends to p_S at the heaviest load.
+        p = rows["type_p"][order[-1]][k]
+        if abs(s.y[-1] - p) > 1e-3:
+            fail(f"wedge: share of {name} at the heaviest load is {s.y[-1]}, expected ~{p}")
+    check_coverage(drawing, rows["task_id"], "wedge tasks")
+
+
+def check_redundancy_fig3(path, drawing):
+    rows = raw_group(path, "exact")
+    complete = {n: rows["alpha"][r] for r, n in enumerate(rows["N"]) if rows["family"][r] == "complete"}
+    rings = np.flatnonzero(np.isin(rows["family"], ["ring", "hetero_ring"]))
+    by_n = {}
+    for r in rings:
+        n, family, eps = rows["N"][r], rows["family"][r], rows["eps"][r]
+        key = f"N={n}/{family}" + ("" if np.isnan(eps) else f"/eps={eps:g}")
+        s = drawing.series[key]
+        qmax = rows["qmax"][r]
+        close(s.x, np.arange(1, qmax + 1), key + " x")
+        close(s.y, complete[n][1:qmax + 1] / rows["alpha"][r][1:qmax + 1], key + " y")
+        close(s.y[0], 1.0, key + ": alpha_1 = 1/2 for every graph (paper section 5)", rtol=1e-12)
+        by_n.setdefault(n, {})[0.5 if family == "ring" else eps] = s.y
+    # Fig. 3's shape: below one from q = 2, more so as eps moves away from 1/2, and for the
+    # homogeneous ring smaller at N = 12 than at N = 4.
+    for n, curves in by_n.items():
+        for eps, y in curves.items():
+            if not np.all(y[1:] < 1.0):
+                fail(f"Fig. 3, N = {n}, eps = {eps}: a ratio >= 1 for q >= 2")
+        ordered = [curves[e] for e in sorted(curves)]
+        for a, b in zip(ordered, ordered[1:]):
+            if not np.all(a[1:] > b[1:]):
+                fail(f"Fig. 3, N = {n}: ratios do not decrease as eps moves away from 1/2")
+    if 4 in by_n and 12 in by_n:
+        if not np.all(by_n[12][0.5][1:] < by_n[4][0.5][1:]):
+            fail("Fig. 3: the homogeneous ring's ratio does not decrease from N = 4 to N = 12")
+    check_coverage(drawing, rows["task_id"][rings], "ring tasks")
+
+
+def eq36_complete4(r, q):
+    return (1 / 9) * (1 - r) * (3 - r) * (3 - 2 * r) * (-4 * (2 * r / 3) ** q + 0.5 * (r / 3) ** q
+                                                         + 4.5 * r ** q)
+
+
+def eq37_ring4(r, q):
+    return ((1 - r) * (2 - r) * (3 - 2 * r) / (6 - r)) * (-6 * (2 * r / 3) ** q + 2 * (r / 2) ** q
+                                                           + 5 * r ** q)
+
+
+def check_redundancy_fig4(path, drawing):
+    rows = raw_group(path, "exact")
+    for r in range(len(rows["task_id"])):
+        n, rho, family, eps = rows["N"][r], rows["rho"][r], rows["family"][r], rows["eps"][r]
+        key = f"N={n}/rho={rho:g}/{family}" + ("" if np.isnan(eps) else f"/eps={eps:g}")
+        q = np.arange(rows["qmax"][r] + 1)
+        pmf = rows["pmf"][r][:len(q)]
+        close(drawing.series["pmf/" + key].x, q, key + " q")
+        close(drawing.series["pmf/" + key].y, pmf, key + " pmf")
+        close(drawing.series["tail/" + key].y, tail_from(pmf), key + " tail", atol=1e-15)
+        if n == 4 and family in ("complete", "ring"):
+            formula = eq36_complete4 if family == "complete" else eq37_ring4
+            close(drawing.series["pmf/" + key].y, formula(rho, q.astype(float)),
+                  f"{key} vs paper eq. ({36 if family == 'complete' else 37})", rtol=1e-10)
+    shown = list(rows["task_id"])
+    with h5py.File(path, "r") as f:
+        has_sim = "simulate" in f
+    if has_sim:
+        sim = raw_group(path, "simulate")
+        for r in range(len(sim["task_id"])):
+            n, rho, family, eps = sim["N"][r], sim["rho"][r], sim["family"][r], sim["eps"][r]
+            key = f"N={n}/rho={rho:g}/{family}" + ("" if np.isnan(eps) else f"/eps={eps:g}")
+            s = drawing.series["sim/pmf/" + key]
+            m = sim["qmax"][r] + 1
+            estimate, half_width = sim["pmf"][r][:m], sim["pmf_hw"][r][:m]
+            close(s.x, np.arange(m), key + " simulated q")
+            close(s.y, estimate, key + " simulated pmf")
+            close(s.lo, estimate - half_width, key + " simulated band low")
+            close(s.hi, estimate + half_width, key + " simulated band high")
+            # The simulator agrees with the exact pmf: every q within 3 half-widths (about 7
+            # standard errors with 8 replications; fixed seed, so the outcome is reproducible).
+            exact = drawing.series["pmf/" + key].y[:m]
+            if np.any(np.abs(estimate - exact) > 3 * half_width):
+                fail(f"{key}: simulated pmf more than 3 half-widths from the exact one")
+            shown.append(sim["task_id"][r])
+    check_coverage(drawing, shown, "occupancy tasks")
+
+
+def check_redundancy_sec6(path, drawing):
+    rows = raw_group(path, "exact")
+    for n in np.unique(rows["N"]):
+        for family in ("independent", "tree_singletons", "singletons_full"):
+            at = np.flatnonzero((rows["N"] == n) & (rows["family"] == family))
+            for eps in np.unique(rows["eps"][at]):
+                sel = at[np.isnan(rows["eps"][at]) if np.isnan(eps) else rows["eps"][at] == eps]
+                sel = sel[np.argsort(rows["rho"][sel])]
+                key = f"N={n}/independent" if family == "independent" else f"N={n}/{family}/eps={eps:g}"
+                s = drawing.series[key]
+                close(s.x, 1.0 - rows["rho"][sel], key + " x")
+                close(s.y, rows["scaled_EQ"][sel], key + " y")
+                if family == "independent":  # N M/M/1 queues: (1 - rho) E[Q] = N rho exactly
+                    close(s.y, n * rows["rho"][sel], key + ": N rho", rtol=1e-9)
+                elif 1.0 - rows["rho"][sel][-1] <= 1e-5 and not abs(s.y[-1] - 1.0) < 0.1:
+                    fail(f"{key}: (1 - rho) E[Q] = {s.y[-1]} at the heaviest load, expected ~1")
+    check_coverage(drawing, rows["task_id"], "section 6 tasks")
+
+
+def jsq_rate(j, horizon, lam):
+    """-lim (1/n) log P(E_j^n(T)), DESIGN.md / docs/ldp.md (lambda <= 1, T <= c / (1 - lambda))."""
+    c = j - 2
+    b = c / horizon
+    y = (b + math.sqrt(b * b + 4 * lam)) / (2 * lam)
+    return horizon * (b * math.log(y) - math.sqrt(b * b + 4 * lam) + lam + 1)
+
+
+def check_jsq_fig2(path, drawing):
+    rows = raw_group(path, "ldp")
+    shown = []
+    for j, horizon, lam in sorted(set(zip(rows["j"], rows["T"], rows["lambda"]))):
+        setting = (rows["j"] == j) & (rows["T"] == horizon) & (rows["lambda"] == lam)
+        for policy, d in set(zip(rows["policy"][setting], rows["policy_d"][setting])):
+            for estimator in ("exact", "monte_carlo", "importance"):
+                sel = np.flatnonzero(setting & (rows["policy"] == policy) & (rows["policy_d"] == d)
+                                     & (rows["estimator"] == estimator) & np.isfinite(rows["log_rate"]))
+                if len(sel) == 0:
+                    continue
+                sel = sel[np.argsort(rows["n"][sel])]
+                name = f"power_of_{d}" if policy == "power_of_d" else policy
+                key = f"{name}/{estimator}/j={j}/T={horizon:g}/lambda={lam:g}"
+                s = drawing.series[key]
+                close(s.x, rows["n"][sel], key + " n")
+                close(s.y, rows["log_rate"][sel], key + " log_rate")
+                if estimator != "exact":
+                    close(s.lo, rows["log_rate_low"][sel], key + " band low")
+                    close(s.hi, rows["log_rate_high"][sel], key + " band high")
+                shown.extend(rows["task_id"][sel])
+        theory = drawing.series.get(f"theory/j={j}/T={horizon:g}/lambda={lam:g}")
+        if theory is not None and lam <= 1 and horizon <= (j - 2) / max(1 - lam, 1e-300):
+            close(theory.y, [-jsq_rate(j, horizon, lam)] * 2, "JSQ rate formula", rtol=1e-9)
+        # Fig. 2's shape: JIQ's probability is far larger than JSQ's at every n.
+        exact = setting & (rows["estimator"] == "exact")
+        for n in np.unique(rows["n"][exact]):
+            at = exact & (rows["n"] == n)
+            rate = {p: rows["log_rate"][at & (rows["policy"] == p)] for p in ("jsq", "jiq")}
+            if len(rate["jsq"]) and len(rate["jiq"]) and not rate["jiq"][0] > rate["jsq"][0]:
+                fail(f"JSQ Fig. 2 at n = {n}: JIQ's (1/n) log P is not above JSQ's")
+    check_coverage(drawing, shown, "ldp tasks with a finite estimate")
+
+
+def check_random_regular(path, drawing):
+    rows = raw_group(path, "exact")
+    complete = rows["family"] == "complete"
+    n_max = rows["N"].max()
+
+    def complete_et(n, rho):
+        return rows["ET"][np.flatnonzero(complete & (rows["N"] == n) & np.isclose(rows["rho"], rho, rtol=1e-12))[0]]
+
+    rhos = np.sort(rows["rho"][complete & (rows["N"] == n_max)])
+    target = rhos[np.argmin(np.abs(rhos - 0.9))]
+    groups = {"complete": complete, "ring": rows["family"] == "ring"}
+    for degree in np.unique(rows["degree"][rows["family"] == "random_regular"]):
+        groups[f"random_regular/degree={degree}"] = (rows["family"] == "random_regular") & (rows["degree"] == degree)
+    for key, members in groups.items():
+        et = [rows["ET"][members & (rows["N"] == n_max) & np.isclose(rows["rho"], rho, rtol=1e-12)]
+              for rho in rhos]
+        close(drawing.series[f"ET/N={n_max}/{key}"].y, [v.mean() for v in et], key + " E[T]")
+        close(drawing.series[f"ET/N={n_max}/{key}"].x, rhos, key + " rho")
+        ratio = [v / complete_et(n_max, rho) for v, rho in zip(et, rhos)]
+        s = drawing.series[f"ratio/N={n_max}/{key}"]
+        close(s.y, [v.mean() for v in ratio], key + " ratio")
+        if s.lo is not None:
+            close(s.lo, [v.min() for v in ratio], key + " ratio band low")
+            close(s.hi, [v.max() for v in ratio], key + " ratio band high")
+        ns = np.unique(rows["N"][members])
+        by_n = [rows["ET"][members & (rows["N"] == n) & np.isclose(rows["rho"], target, rtol=1e-12)]
+                / complete_et(n, target) for n in ns]
+        s = drawing.series[f"ratio/rho={target:g}/{key}"]
+        close(s.x, ns, key + " N")
+        close(s.y, [v.mean() for v in by_n], key + " ratio against N")
+        if key == "complete":
+            close(s.y, np.ones(len(ns)), "complete / complete")
+    # Panels (a, b) show the largest N, panel (c) the target load: those are the tasks drawn.
+    drawn = (rows["N"] == n_max) | np.isclose(rows["rho"], target, rtol=1e-12)
+    for s in data_series(drawing).values():
+        if not set(int(t) for t in s.task_ids) <= set(int(t) for t in rows["task_id"][drawn]):
+            fail(f"series {s.key}: names tasks outside the drawn N and load")
+
+
+def check_loader(path, qsweep_results):
+    """load_group returns every column of the file unchanged; select() matches as documented."""
+    with h5py.File(path, "r") as f:
+        groups = [g for g in ("exact", "simulate", "ldp") if g in f]
+        enum = {v: k for k, v in h5py.check_enum_dtype(f["tasks/status"].dtype).items()}
+        status = np.array([enum[int(v)] for v in f["tasks/status"][...]])
+        for group in groups:
+            table = qsweep_results.load_group(path, group, statuses=None)
+            g = f[group]
+            for name in g:
+                if name.endswith("_offset") or name.endswith("_count"):
+                    continue
+                raw = g[name][...]
+                if name + "_offset" in g:
+                    offsets, counts = g[name + "_offset"][...], g[name + "_count"][...]
+                    for r, (o, c) in enumerate(zip(offsets, counts)):
+                        if not np.array_equal(table[name][r], raw[o:o + c], equal_nan=True):
+                            fail(f"loader: {group}/{name} row {r} differs from the flat slice")
+                elif raw.dtype.kind == "S":
+                    if list(table[name]) != [v.decode() for v in raw]:
+                        fail(f"loader: {group}/{name} text differs")
+                elif not np.array_equal(table[name], raw, equal_nan=raw.dtype.kind == "f"):
+                    fail(f"loader: {group}/{name} differs")
+            if list(table["status"]) != list(status[g["task_id"][...]]):
+                fail(f"loader: {group} status differs from /tasks/status")
+            done = qsweep_results.load_group(path, group)
+            if done.rows != int(np.sum(table["status"] == "done")):
+                fail(f"loader: {group} default rows are not the finished tasks")
+            if "eps" in table:
+                eps = table["eps"]
+                if not np.array_equal(table.mask(eps=float("nan")), np.isnan(eps)):
+                    fail("loader: select(eps=nan) is not the rows without eps")
+                values = [v for v in np.unique(eps[~np.isnan(eps)])][:2]
+                if values and not np.array_equal(table.mask(eps=values), np.isin(eps, values)):
+                    fail("loader: select(eps=[a, b]) is not the rows with eps a or b")
+
+
+CHECKS = {
+    "redundancy-fig2": check_redundancy_fig2,
+    "redundancy-fig3": check_redundancy_fig3,
+    "redundancy-fig4": check_redundancy_fig4,
+    "redundancy-sec6": check_redundancy_sec6,
+    "jsq-fig2": check_jsq_fig2,
+    "random-regular": check_random_regular,
+}
+
+
+def check_picture(figure_dir, stem):
+    import matplotlib.image
+    png = os.path.join(figure_dir, stem + ".png")
+    pdf = os.path.join(figure_dir, stem + ".pdf")
+    for path in (png, pdf):
+        if not os.path.exists(path) or os.path.getsize(path) < 10_000:
+            fail(f"{path}: missing or under 10 kB")
+    pixels = matplotlib.image.imread(png)
+    if pixels.shape[0] < 300 or pixels.shape[1] < 500:
+        fail(f"{png}: only {pixels.shape[1]} x {pixels.shape[0]} pixels")
+    if np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0).shape[0] < 50:
+        fail(f"{png}: fewer than 50 distinct colours (an empty figure?)")
+
+
+def main():
+    repo, figure_dir, *files = sys.argv[1:]
+    sys.path.insert(0, os.path.join(repo, "python"))
+    import qsweep_results
+
+    if not set(CHECKS) == set(qsweep_results.FIGURES):
+        fail(f"figures without a check: {set(qsweep_results.FIGURES) - set(CHECKS)}")
+    checked = set()
+    for item in files:
+        path, _, figure = item.partition("=")
+        if not figure:
+            figure = qsweep_results.SWEEPS[qsweep_results.read_attributes(path)["sweep_name"]]
+        check_loader(path, qsweep_results)
+        drawing = qsweep_results.FIGURES[figure].draw(path)
+        check_artists(drawing)
+        CHECKS[figure](path, drawing)
+        check_picture(figure_dir, os.path.splitext(os.path.basename(path))[0])
+        print(f"figures_check: {figure} from {os.path.basename(path)}: "
+              f"{len(data_series(drawing))} series match the file")
+        checked.add(figure)
+    unchecked = set(CHECKS) - checked
+    if unchecked:
+        fail(f"no results file given for the figures {sorted(unchecked)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""Checks on qsweep results files for the integration tests (Debian's h5py and numpy).
+
+  results_check.py same A.h5 B.h5 [--ignore-attempts]
+      The result datasets of A and B are identical (timing and rank columns aside).
+  results_check.py snapshot FILE.h5 OUT.npz
+      Saves status and attempts of every task (taken after a kill).
+  results_check.py resumed FINAL.h5 REFERENCE.h5 SNAPSHOT.npz... [--min-kills-in-flight K]
+      FINAL (killed and resumed) equals REFERENCE (one uninterrupted run), and only the tasks in
+      flight at each kill ran again: a task's attempts = 1 + the kills that caught it in flight,
+      tasks finished before a kill never ran again; at least K kills caught tasks in flight.
+  results_check.py opens FILE.h5
+      The file opens and every dataset reads.
+Exits non-zero with a message on the first difference.
+"""
+import sys
+
+import h5py
+import numpy as np
+
+# Columns that legitimately differ between runs of the same plan.
+TIMING = {"/tasks/wall_seconds", "/tasks/rank", "/simulate/events_per_second", "/ldp/cpu_seconds"}
+DONE = 1
+
+
+def fail(message):
+    print("results_check: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def datasets(f):
+    found = {}
+    f.visititems(lambda name, obj: found.__setitem__("/" + name, obj) if isinstance(obj, h5py.Dataset) else None)
+    return found
+
+
+def same_values(a, b):
+    if a.dtype.kind == "f":
+        return np.array_equal(a, b, equal_nan=True)
+    return np.array_equal(a, b)
+
+
+def same(path_a, path_b, ignore_attempts=False):
+    with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
+        for key in ("plan_hash", "sweep_sha256", "format_version"):
+            if fa.attrs[key] != fb.attrs[key]:
+                fail(f"attribute {key} differs: {fa.attrs[key]} vs {fb.attrs[key]}")
+        da, db = datasets(fa), datasets(fb)
+        if set(da) != set(db):
+            fail(f"different datasets: {sorted(set(da) ^ set(db))}")
+        skip = set(TIMING) | ({"/tasks/attempts"} if ignore_attempts else set())
+        compared = 0
+        for name in sorted(da):
+            if name in skip:
+                continue
+            a, b = da[name][()], db[name][()]
+            if a.dtype != b.dtype or a.shape != b.shape:
+                fail(f"{name}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
+            if not same_values(a, b):
+                where = np.argwhere(~((a == b) | ((a != a) & (b != b))) if a.dtype.kind == "f" else a != b)
+                fail(f"{name} differs at {where[:5].tolist()}: {a[tuple(where[0])]} vs {b[tuple(where[0])]}")
+            compared += 1
+        print(f"results_check: {path_a} and {path_b}: {compared} datasets identical")
+
+
+def snapshot(path, out):
+    with h5py.File(path, "r") as f:
+        np.savez(out, status=f["tasks/status"][()].astype(np.int8), attempts=f["tasks/attempts"][()])
+
+
+def resumed(final, reference, snapshots, min_kills_in_flight=0):
+    same(final, reference, ignore_attempts=True)
+    with h5py.File(final, "r") as f:
+        status = f["tasks/status"][()]
+        attempts = f["tasks/attempts"][()].astype(np.int64)
+    if not (status == DONE).all():
+        fail(f"{final}: {(status != DONE).sum()} tasks not done")
+    expected = np.ones_like(attempts)
+    previous = np.zeros_like(attempts)
+    kills_in_flight = 0
+    for path in snapshots:
+        snap = np.load(path)
+        s, a = snap["status"], snap["attempts"].astype(np.int64)
+        # In flight at this kill: handed out since the previous kill and not finished.
+        in_flight = (s != DONE) & (a > previous)
+        expected += in_flight
+        kills_in_flight += bool(in_flight.any())
+        done = s == DONE
+        # A task finished before a kill keeps the attempts it had: it never ran again.
+        if (attempts[done] != a[done]).any():
+            ids = np.flatnonzero(done & (attempts != a))[:5]
+            fail(f"tasks finished before a kill ran again: {ids.tolist()}")
+        print(f"results_check: {path}: {done.sum()} done, {in_flight.sum()} in flight at the kill")
+        previous = a
+    if (attempts != expected).any():
+        ids = np.flatnonzero(attempts != expected)[:5]
+        fail(f"attempts {attempts[ids].tolist()} of tasks {ids.tolist()}, expected {expected[ids].tolist()}")
+    print(f"results_check: attempts match the kills ({int((expected - 1).sum())} tasks ran again)")
+    if kills_in_flight < min_kills_in_flight:
+        fail(f"only {kills_in_flight} kills caught tasks in flight, expected {min_kills_in_flight}")
+
+
+def opens(path):
+    with h5py.File(path, "r") as f:
+        for name, dataset in datasets(f).items():
+            dataset[()]
+        print(f"results_check: {path} opens, {len(datasets(f))} datasets read")
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "same":
+        same(argv[1], argv[2], "--ignore-attempts" in argv[3:])
+    elif len(argv) == 3 and argv[0] == "snapshot":
+        snapshot(argv[1], argv[2])
+    elif len(argv) >= 3 and argv[0] == "resumed":
+        rest, minimum = argv[3:], 0
+        if "--min-kills-in-flight" in rest:
+            i = rest.index("--min-kills-in-flight")
+            minimum = int(rest[i + 1])
+            rest = rest[:i] + rest[i + 2:]
+        resumed(argv[1], argv[2], rest, minimum)
+    elif len(argv) == 2 and argv[0] == "opens":
+        opens(argv[1])
+    else:
+        fail(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

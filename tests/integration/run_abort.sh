@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Errors outside a task end the whole job, never hang it: a full disk while the results file is
+# created makes the failing rank print the HDF5 call and cause, and MPI_Abort ends every rank
+# (exit 1, no results file under the final name); a rank killed mid-run ends the job too, and the
+# file it leaves is resumed to the uninterrupted result.
+# Usage: run_abort.sh QSWEEP_BINARY SOURCE_DIR
+source "$(dirname "$0")/run_lib.bash" "$@"
+
+# --- a rank dies: the job ends, the file resumes ---------------------------------------------
+long=$SOURCE_DIR/tests/integration/run_kill.yaml
+mpi 2 "$QSWEEP" run "$long" -o reference.h5 --quiet
+start_job -n 3 --oversubscribe "$QSWEEP" run "$long" -o died.h5 --progress 0.1 2>died.log
+for _ in $(seq 1 300); do grep -q 'tasks (' died.log 2>/dev/null && break; sleep 0.05; done
+victim=$(ps -o pid= --ppid "$JOB_PID" | tail -1)
+kill -9 $victim
+rc=0
+timeout 60 tail --pid="$JOB_PID" -f /dev/null || rc=$?
+[ "$rc" -eq 0 ] || { kill_job; fail "the job hung after one rank died"; }
+wait "$JOB_PID" && fail "the job exited with 0 after a rank died" || true
+mpi 2 "$QSWEEP" run "$long" -o died.h5 --resume --quiet
+$CHECK same died.h5 reference.h5 --ignore-attempts
+
+# --- no space left while creating the file: MPI_Abort with a message ---------------------------
+mkdir full
+if ! mount -t tmpfs -o size=1m tmpfs full 2>/dev/null; then
+  echo "SKIP (part): cannot mount a small tmpfs here; the full-disk check did not run"
+  echo "PASS: a dead rank ends the job and the file resumes"
+  exit 0
+fi
+trap 'umount "$WORK/full" 2>/dev/null; rm -rf "$WORK"' EXIT
+rc=0
+timeout 120 mpirun -n 3 --oversubscribe "$QSWEEP" run "$SOURCE_DIR/tests/integration/run_scale.yaml" \
+  -o full/out.h5 --quiet >abort.log 2>&1 || rc=$?
+cat abort.log | grep -v '^-\+$' | head -20
+[ "$rc" -ne 124 ] || fail "the job hung after an I/O error"
+[ "$rc" -eq 1 ] || fail "exit code $rc after an I/O error, expected 1"
+grep -qE "qsweep: rank [0-9]: error: H5[A-Za-z0-9]+\(/?[A-Za-z0-9_./]+\) failed: .*(No space left|write failed|unable)" abort.log ||
+  fail "no message naming the failed HDF5 call and its object"
+grep -q "MPI_ABORT was invoked" abort.log || fail "the job was not ended with MPI_Abort"
+[ ! -e full/out.h5 ] || fail "a half-made file got the final name"
+echo "PASS: a dead rank ends the job and the file resumes; an I/O error aborts with a message"

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# `qsweep run` as a user meets it: bad input (exit 2, nothing written, one message), an existing
+# file is never replaced without --force, --resume checks the plan, status and export, the exit
+# codes, and signals (SIGUSR1 through mpirun drains, SIGTERM stops at once; exit 4, resumable).
+# Usage: run_cli.sh QSWEEP_BINARY SOURCE_DIR
+source "$(dirname "$0")/run_lib.bash" "$@"
+mixed=$SOURCE_DIR/tests/integration/run_mixed.yaml
+long=$SOURCE_DIR/tests/integration/run_kill.yaml
+
+# --- bad input: exit 2 before anything is written, the message printed once (by rank 0) -------
+printf 'name: bad\nblocks:\n  - method: exact\n    family: ring\n    N: 4\n    lamda: 0.5\n' >bad.yaml
+expect_exit 2 mpi 2 "$QSWEEP" run bad.yaml -o bad.h5 2>bad.log
+[ ! -e bad.h5 ] && [ ! -e bad.h5.partial ] || fail "bad input wrote a file"
+[ "$(grep -c "bad.yaml:6:5: unknown key 'lamda'" bad.log)" -eq 1 ] || { cat bad.log; fail "not one message naming the bad key"; }
+expect_exit 2 mpi 2 "$QSWEEP" run "$mixed" 2>/dev/null  # no -o and no output: in the file
+expect_exit 2 "$QSWEEP" run "$mixed" -o x.h5 --resume --force 2>/dev/null
+
+# --- an existing file is refused without --resume / --force ------------------------------------
+mpi 2 "$QSWEEP" run "$mixed" -o out.h5 --quiet
+sum=$(sha256sum out.h5)
+expect_exit 2 mpi 2 "$QSWEEP" run "$mixed" -o out.h5 2>refuse.log
+grep -q "out.h5 already exists: use --resume to continue it or --force to replace it" refuse.log ||
+  { cat refuse.log; fail "no refusal message"; }
+[ "$(sha256sum out.h5)" = "$sum" ] || fail "a refused run changed the file"
+mpi 2 "$QSWEEP" run "$mixed" -o out.h5 --quiet --force
+"$PYTHON" -c "import h5py,sys; assert '--force' in h5py.File('out.h5','r').attrs['command_line']"
+# Resume of a complete file: nothing runs again.
+mpi 2 "$QSWEEP" run "$mixed" -o out.h5 --quiet --resume
+"$PYTHON" -c "import h5py; assert (h5py.File('out.h5','r')['tasks/attempts'][()] == 1).all()"
+# Resume with a sweep file that expands to another plan is refused.
+sed 's/qmax: 12/qmax: 13/' "$mixed" >changed.yaml
+expect_exit 2 mpi 2 "$QSWEEP" run changed.yaml -o out.h5 --resume 2>changed.log
+grep -q "holds the results of a different plan" changed.log || { cat changed.log; fail "no plan message"; }
+
+# --- status and export ---------------------------------------------------------------------------
+expect_exit 0 "$QSWEEP" status out.h5 >status.txt
+grep -q "^sweep: *run-mixed" status.txt || fail "status shows no sweep name"
+grep -q "^unstable (6)" status.txt || fail "status lists no unstable tasks"
+"$QSWEEP" status out.h5 --yaml | cmp - "$mixed" || fail "status --yaml is not the sweep file"
+"$QSWEEP" export out.h5 --group exact --csv exact.csv
+"$QSWEEP" export out.h5 --group ldp >ldp.csv
+"$PYTHON" - <<'PY'
+import csv, h5py, numpy as np
+with h5py.File("out.h5", "r") as f:
+    g = f["exact"]
+    rows = list(csv.DictReader(open("exact.csv")))
+    assert len(rows) == g["task_id"].shape[0]
+    assert "pmf" not in rows[0] and "ER_server" not in rows[0] and "status" in rows[0]
+    for i, row in enumerate(rows):
+        assert int(row["task_id"]) == g["task_id"][i]
+        assert row["family"] == g["family"][i].decode()
+        eq = g["EQ"][i]
+        assert (row["EQ"] == "" and np.isnan(eq)) or float(row["EQ"]) == eq, (i, row["EQ"], eq)
+        assert row["status"] in ("done", "unstable")
+    ldp = list(csv.DictReader(open("ldp.csv")))
+    assert [float(r["probability"]) for r in ldp] == f["ldp/probability"][()].tolist()
+PY
+expect_exit 2 "$QSWEEP" export out.h5 --group nothing 2>/dev/null
+expect_exit 2 "$QSWEEP" status bad.yaml 2>/dev/null
+
+# --- signals -------------------------------------------------------------------------------------
+mpi 2 "$QSWEEP" run "$long" -o reference.h5 --quiet
+# Starts the long sweep on 2 ranks and returns once tasks are running (a progress line appeared).
+start_long() {
+  rm -f signal.log
+  start_job -n 2 --oversubscribe "$QSWEEP" run "$long" -o "$1" --progress 0.1 "${@:2}" 2>signal.log
+  for _ in $(seq 1 300); do
+    grep -q 'tasks (' signal.log 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "the run did not start"
+}
+finish_interrupted() {  # $1 file, $2 expected exit code of the stopped run
+  local rc=0
+  wait "$JOB_PID" || rc=$?
+  cat signal.log | grep -v 'tasks (' || true
+  [ "$rc" -eq "$2" ] || fail "the stopped run exited with $rc, expected $2"
+  expect_exit 4 "$QSWEEP" status "$1" >/dev/null
+  mpi 2 "$QSWEEP" run "$long" -o "$1" --resume --quiet
+  $CHECK same "$1" reference.h5 --ignore-attempts
+}
+# SIGUSR1 to mpirun (SLURM's --signal warning): forwarded to every rank, which drain; exit 4.
+start_long usr1.h5
+kill -USR1 "$JOB_PID"
+finish_interrupted usr1.h5 4
+grep -q "stop requested: no new tasks" signal.log || fail "no drain message"
+# SIGTERM to every rank (as SLURM and srun send it): stop at once; exit 4.
+start_long term.h5
+kill -TERM $(ps -o pid= --ppid "$JOB_PID")
+finish_interrupted term.h5 4
+grep -q "stop requested: abandoning running tasks" signal.log || fail "no stop message"
+# SIGTERM to mpirun (Ctrl-C): mpirun kills the ranks after a second and reports 1 itself; the
+# ranks stop in time and the file is resumable.
+start_long ctrl-c.h5
+kill -TERM "$JOB_PID"
+finish_interrupted ctrl-c.h5 1
+
+echo "PASS: qsweep run / status / export behave as documented"

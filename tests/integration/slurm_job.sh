@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# jobs/sweep.sbatch on a private one-node SLURM cluster: submitted with sbatch through each
+# launcher (srun --mpi=pmix, mpirun), the job runs the sweep on the 3 ranks SLURM allocated and
+# writes the same results as a run outside SLURM on 2 ranks; a launch where MPI would not see
+# those 3 ranks (srun --mpi=none) is refused by the guard before any file is written; SIGUSR1
+# sent to the batch shell reaches the ranks through mpirun, and they stop with "incomplete".
+# Usage: slurm_job.sh QSWEEP_BINARY SOURCE_DIR (CTest passes both). Skips (exit 77) without SLURM.
+set -euo pipefail
+QSWEEP_BIN=$(realpath "$1")
+SOURCE_DIR=$(realpath "$2")
+# shellcheck source=tests/integration/slurm_lib.bash
+source "$SOURCE_DIR/tests/integration/slurm_lib.bash"
+start_local_slurm
+
+sweep=$SOURCE_DIR/tests/integration/slurm_small.yaml
+export QSWEEP=$QSWEEP_BIN QSWEEP_DIR=$SOURCE_DIR
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+cd "$WORK"
+
+mpirun -n 2 --oversubscribe "$QSWEEP_BIN" run "$sweep" -o reference.h5 --quiet
+check_complete reference.h5 2
+
+# Each launcher explicitly, then the automatic choice, then a launch the guard must refuse.
+srun_job=$(QSWEEP_LAUNCHER=srun sbatch --parsable --ntasks=3 --time=5 --output=srun.log \
+  "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o srun.h5)
+mpirun_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=5 --output=mpirun.log \
+  "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o mpirun.h5)
+auto_job=$(sbatch --parsable --ntasks=3 --time=5 --output=auto.log \
+  "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o auto.h5)
+guard_job=$(QSWEEP_LAUNCHER=srun QSWEEP_SRUN_MPI=none sbatch --parsable --ntasks=3 --time=5 \
+  --output=guard.log "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o guard.h5)
+echo "submitted jobs $srun_job (srun), $mpirun_job (mpirun), $auto_job (auto), $guard_job (guard)"
+wait_for_idle_queue 300
+
+for run in srun mpirun auto; do
+  echo "--- $run.log"
+  cat "$run.log"
+done
+for job in "$srun_job" "$mpirun_job" "$auto_job"; do
+  outcome="$(job_field "$job" JobState) $(job_field "$job" ExitCode)"
+  [ "$outcome" = "COMPLETED 0:0" ] || fail "job $job: $outcome, expected COMPLETED 0:0"
+done
+grep -q 'launcher: srun --mpi=pmix (3 ranks)' srun.log || fail "srun.log does not show the srun launch"
+grep -q 'launcher: mpirun (3 ranks)' mpirun.log || fail "mpirun.log does not show the mpirun launch"
+for run in srun mpirun auto; do
+  check_complete "$run.h5" 3
+  check_identical_results reference.h5 "$run.h5"
+done
+
+echo "--- guard.log"
+cat guard.log
+[ "$(job_field "$guard_job" ExitCode)" = 1:0 ] ||
+  fail "guard job $guard_job: exit code $(job_field "$guard_job" ExitCode), expected 1"
+grep -q 'refusing to run' guard.log || fail "guard.log does not explain the refusal"
+[ ! -e guard.h5 ] || fail "the refused job wrote guard.h5"
+# The walltime warning through mpirun: SIGUSR1 to the batch shell alone (what --signal=B:USR1
+# does) must reach the ranks, which drain and exit with 4, leaving a resumable file.
+signal_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=5 --output=signal.log \
+  "$SOURCE_DIR/jobs/sweep.sbatch" "$SOURCE_DIR/tests/integration/slurm_long.yaml" -o signal.h5)
+for ((waited = 0; waited < 120; waited++)); do
+  grep -q 'launcher: mpirun' signal.log 2>/dev/null && break
+  sleep 1
+done
+sleep 5  # let some tasks finish
+scancel --batch --signal=USR1 "$signal_job"
+wait_for_idle_queue 120
+echo "--- signal.log"
+cat signal.log
+[ "$(job_field "$signal_job" ExitCode)" = 4:0 ] ||
+  fail "signalled job $signal_job: exit code $(job_field "$signal_job" ExitCode), expected 4 (incomplete)"
+status_rc=0
+"$QSWEEP_BIN" status signal.h5 || status_rc=$?
+[ $status_rc -eq 4 ] || fail "qsweep status signal.h5 exited with $status_rc, expected 4 (incomplete)"
+"$PYTHON" - signal.h5 <<'PYEOF' || fail "signal.h5 is not a partly done, resumable file"
+import sys
+import h5py
+import numpy as np
+
+with h5py.File(sys.argv[1], "r") as f:
+    status = f["tasks/status"][...]
+pending, done = 0, 1  # enum values of /tasks/status
+print(f"{np.count_nonzero(status == done)} done, {np.count_nonzero(status == pending)} pending")
+sys.exit(0 if np.any(status == done) and np.any(status == pending) else 1)
+PYEOF
+echo "PASS: slurm_job"

@@ -1,0 +1,163 @@
+// The compute thread and stop signals.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "qsweep/run/engine.hpp"
+#include "qsweep/run/signals.hpp"
+
+namespace qsweep::run {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<sweep::Task> tasks(std::size_t n) {
+  std::vector<sweep::Task> batch(n);
+  for (std::size_t i = 0; i < n; ++i) batch[i].id = 10 + i;
+  return batch;
+}
+
+sweep::TaskOutcome done_after(std::chrono::milliseconds pause) {
+  std::this_thread::sleep_for(pause);
+  return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0};
+}
+
+std::vector<store::FinishedTask> run_batch(Engine& engine, std::vector<sweep::Task> batch) {
+  engine.start(std::move(batch));
+  EXPECT_TRUE(engine.busy());
+  while (!engine.wait(std::chrono::microseconds(100'000))) {
+  }
+  return engine.take();
+}
+
+TEST(Engine, RunsABatchInOrderAndTimesEachTask) {
+  Engine engine([](const sweep::Task&) { return done_after(20ms); }, 7);
+  const auto finished = run_batch(engine, tasks(3));
+  EXPECT_FALSE(engine.busy());
+  ASSERT_EQ(finished.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(finished[i].id, 10 + i);
+    EXPECT_EQ(finished[i].rank, 7);
+    EXPECT_EQ(finished[i].outcome.status, sweep::TaskStatus::done);
+    EXPECT_GE(finished[i].outcome.wall_seconds, 0.020);
+  }
+  // The engine takes the next batch.
+  EXPECT_EQ(run_batch(engine, tasks(1)).size(), 1u);
+}
+
+TEST(Engine, ExceptionsBecomeFailedTasksAndTheBatchGoesOn) {
+  Engine engine(
+      [](const sweep::Task& task) -> sweep::TaskOutcome {
+        if (task.id == 10) throw std::runtime_error("no convergence at lambda = 0.9");
+        if (task.id == 11) throw 42;
+        if (task.id == 12) return sweep::TaskOutcome{};  // pending: nothing was computed
+        return done_after(0ms);
+      },
+      0);
+  const auto finished = run_batch(engine, tasks(4));
+  ASSERT_EQ(finished.size(), 4u);
+  EXPECT_EQ(finished[0].outcome.status, sweep::TaskStatus::failed);
+  EXPECT_EQ(finished[0].outcome.error, "no convergence at lambda = 0.9");
+  EXPECT_EQ(finished[1].outcome.error, "unknown exception");
+  EXPECT_EQ(finished[2].outcome.status, sweep::TaskStatus::failed);
+  EXPECT_EQ(finished[2].outcome.error, "task returned no result");
+  EXPECT_EQ(finished[3].outcome.status, sweep::TaskStatus::done);
+}
+
+TEST(Engine, WaitTimesOutWhileATaskRuns) {
+  Engine engine([](const sweep::Task&) { return done_after(300ms); }, 0);
+  engine.start(tasks(1));
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(engine.wait(std::chrono::microseconds(20'000)));
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 250ms);
+  EXPECT_THROW(engine.take(), std::logic_error);
+  EXPECT_THROW(engine.start(tasks(1)), std::logic_error);
+  while (!engine.wait(std::chrono::microseconds(100'000))) {
+  }
+  EXPECT_EQ(engine.take().size(), 1u);
+}
+
+TEST(Engine, AbandonKeepsWhatFinishedAndDoesNotWaitForTheRest) {
+  // Task 10 is quick, task 11 takes 2 s: abandoning during task 11 returns at once with task 10.
+  auto quick_done = std::make_shared<std::atomic<bool>>(false);
+  Engine engine(
+      [quick_done](const sweep::Task& task) {
+        if (task.id == 10) {
+          quick_done->store(true);
+          return done_after(0ms);
+        }
+        return done_after(2000ms);
+      },
+      0);
+  engine.start(tasks(3));
+  while (!quick_done->load()) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(50ms);  // task 11 is running now
+  const auto before = std::chrono::steady_clock::now();
+  const auto finished = engine.abandon();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 500ms);
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_EQ(finished[0].id, 10u);
+  EXPECT_TRUE(engine.left_task_running());
+  EXPECT_FALSE(engine.busy());
+  EXPECT_THROW(engine.start(tasks(1)), std::logic_error);
+}
+
+TEST(Engine, AbandonBetweenBatchesJoinsTheThread) {
+  Engine engine([](const sweep::Task&) { return done_after(0ms); }, 0);
+  run_batch(engine, tasks(2));
+  EXPECT_TRUE(engine.abandon().empty());
+  EXPECT_FALSE(engine.left_task_running());
+}
+
+TEST(SignalWatch, Usr1DrainsTermAndIntStopNow) {
+  {
+    const SignalWatch watch;
+    EXPECT_EQ(watch.requested(), StopMode::none);
+    raise(SIGUSR1);
+    EXPECT_EQ(watch.requested(), StopMode::drain);
+    raise(SIGUSR1);
+    EXPECT_EQ(watch.requested(), StopMode::now);
+  }
+  {
+    const SignalWatch watch;
+    EXPECT_EQ(watch.requested(), StopMode::none);
+    raise(SIGTERM);
+    EXPECT_EQ(watch.requested(), StopMode::now);
+    raise(SIGUSR1);
+    EXPECT_EQ(watch.requested(), StopMode::now);
+  }
+  {
+    const SignalWatch watch;
+    raise(SIGINT);
+    EXPECT_EQ(watch.requested(), StopMode::now);
+    EXPECT_THROW(SignalWatch{}, std::logic_error);  // one at a time
+  }
+  // The previous dispositions are back.
+  struct sigaction action {};
+  sigaction(SIGTERM, nullptr, &action);
+  EXPECT_EQ(action.sa_handler, SIG_DFL);
+}
+
+TEST(SignalWatch, ASecondStopNowEndsTheProcess) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const SignalWatch watch;
+    raise(SIGINT);  // stop now: handled
+    raise(SIGINT);  // again: default action, the process ends here
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+}
+
+}  // namespace
+}  // namespace qsweep::run

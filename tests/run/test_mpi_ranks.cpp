@@ -1,0 +1,150 @@
+// The runner on 3 ranks (2 cores, so --oversubscribe): the launcher test starts this program
+// under mpirun with the MpiRanks.* tests, which skip when the program runs as a singleton.
+#include <gtest/gtest.h>
+
+#include <boost/mpi/collectives/broadcast.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "../store/mpi_test_environment.hpp"  // first: it keeps MPI to its C API
+#include "hook_plan.hpp"
+#include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/runner.hpp"
+#include "qsweep/store/results_reader.hpp"
+
+namespace qsweep::run {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using qsweep::testing::hook;
+using qsweep::testing::hook_plan;
+
+TEST(MpiLauncher, ThreeRanks) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  // This process is an MPI singleton: its OMPI_/PMIX_ variables would confuse a new mpirun.
+  const std::string command =
+      "env $(env | grep -oE '^(OMPI|PMIX|OPAL|ORTE)[A-Za-z0-9_]*' | sed 's/^/-u /') "
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 3 --oversubscribe " +
+      self + " --gtest_filter='MpiRanks.*' > mpi_ranks.log 2>&1";
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(status, 0) << "see mpi_ranks.log in the test's working directory";
+}
+
+class MpiRanks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (world_.size() < 2) GTEST_SKIP() << "runs under mpirun (MpiLauncher.ThreeRanks)";
+    std::string dir;
+    if (world_.rank() == 0) {
+      dir = (fs::temp_directory_path() /
+             ("qsweep-ranks-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                .string();
+      fs::remove_all(dir);
+    }
+    boost::mpi::broadcast(world_, dir, 0);
+    dir_ = dir;
+    options_.output = (dir_ / "out.h5").string();
+    options_.progress_seconds = -1;
+  }
+  void TearDown() override {
+    world_.barrier();
+    if (world_.rank() == 0 && !dir_.empty()) fs::remove_all(dir_);
+  }
+
+  boost::mpi::communicator world_;
+  fs::path dir_;
+  RunOptions options_;
+};
+
+TEST_F(MpiRanks, EveryRankWorksAndFailuresAreRecorded) {
+  const sweep::Plan plan = hook_plan(300, "ranks", 0.0);
+  const RunResult result = run_plan(world_, plan, options_, hook(1ms, {7, 150, 299}));
+  EXPECT_EQ(result.exit_code, exit_code::tasks_failed);  // the same on every rank
+  if (world_.rank() != 0) return;
+  EXPECT_EQ(result.counts.done, 297u);
+  EXPECT_EQ(result.counts.failed, 3u);
+
+  const store::ResultsReader reader(options_.output);
+  const auto statuses = reader.statuses();
+  const auto attempts = reader.attempts();
+  for (std::uint64_t id = 0; id < statuses.size(); ++id) {
+    const bool fails = id == 7 || id == 150 || id == 299;
+    EXPECT_EQ(statuses[id], fails ? sweep::TaskStatus::failed : sweep::TaskStatus::done);
+    EXPECT_EQ(attempts[id], 1);
+  }
+  std::set<std::int64_t> ranks;
+  for (const store::TableColumn& column : reader.read_table("tasks")) {
+    if (column.name != "rank") continue;
+    for (const std::int64_t rank : std::get<std::vector<std::int64_t>>(column.values))
+      ranks.insert(rank);
+  }
+  EXPECT_EQ(ranks, (std::set<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(reader.attribute("mpi_ranks"), "3");
+}
+
+TEST_F(MpiRanks, ADedicatedCoordinatorComputesNothing) {
+  options_.dedicated_coordinator = true;
+  const sweep::Plan plan = hook_plan(100, "dedicated", 0.0);
+  EXPECT_EQ(run_plan(world_, plan, options_, hook(0us)).exit_code, exit_code::ok);
+  if (world_.rank() != 0) return;
+  const store::ResultsReader reader(options_.output);
+  for (const store::TableColumn& column : reader.read_table("tasks")) {
+    if (column.name != "rank") continue;
+    for (const std::int64_t rank : std::get<std::vector<std::int64_t>>(column.values))
+      EXPECT_NE(rank, 0);
+  }
+}
+
+TEST_F(MpiRanks, AWorkerThatIsToldToStopStopsEveryone) {
+  // Only the rank that runs task 120 gets SIGTERM (as a kill of one process would): it stops
+  // at once and asks rank 0 to stop the rest. Then a resume on all ranks finishes the file.
+  const sweep::Plan plan = hook_plan(400, "worker-stop", 0.0);
+  const RunResult stopped = run_plan(world_, plan, options_, hook(2ms, {}, SIGTERM, 120, 1000ms));
+  EXPECT_EQ(stopped.exit_code, exit_code::incomplete);
+  if (world_.rank() == 0) {
+    const store::ResultsReader reader(options_.output);
+    EXPECT_EQ(reader.statuses()[120], sweep::TaskStatus::pending);
+    EXPECT_EQ(reader.attempts()[120], 1);
+    EXPECT_LT(stopped.counts.done, 400u);
+  }
+  options_.resume = true;
+  EXPECT_EQ(run_plan(world_, plan, options_, hook(0us)).exit_code, exit_code::ok);
+  if (world_.rank() == 0) {
+    const store::ResultsReader reader(options_.output);
+    for (const sweep::TaskStatus status : reader.statuses())
+      EXPECT_EQ(status, sweep::TaskStatus::done);
+    EXPECT_EQ(reader.attempts()[120], 2);
+  }
+}
+
+TEST_F(MpiRanks, Usr1OnEveryRankDrains) {
+  // Every rank gets SIGUSR1 (as mpirun forwards it to all): here each rank raises it for itself
+  // in the first task it runs with an id of 60 or more.
+  const sweep::Plan plan = hook_plan(600, "drain-all", 0.0);
+  auto flag = std::make_shared<std::atomic<bool>>(false);
+  const TaskFunction task_function = [flag](const sweep::Task& task) {
+    if (task.id >= 60 && !flag->exchange(true)) kill(getpid(), SIGUSR1);
+    std::this_thread::sleep_for(2ms);
+    return qsweep::testing::fake_result(task);
+  };
+  const RunResult stopped = run_plan(world_, plan, options_, task_function);
+  EXPECT_EQ(stopped.exit_code, exit_code::incomplete);
+  if (world_.rank() == 0) {
+    const store::ResultsReader reader(options_.output);
+    const auto statuses = reader.statuses();
+    const auto attempts = reader.attempts();
+    for (std::uint64_t id = 0; id < statuses.size(); ++id) {
+      // Drained: what was started finished, what was not started was never counted.
+      if (statuses[id] != sweep::TaskStatus::done) {
+        EXPECT_EQ(attempts[id], 0) << id;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qsweep::run

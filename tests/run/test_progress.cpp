@@ -1,0 +1,89 @@
+// Progress lines: formatting, plain lines at an interval, in-place redraw on a terminal.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "qsweep/run/progress.hpp"
+
+namespace qsweep::run {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Captures what a Progress writes.
+class Capture {
+ public:
+  Capture() : file_(open_memstream(&buffer_, &size_)) {}
+  ~Capture() {
+    std::fclose(file_);
+    std::free(buffer_);
+  }
+  std::FILE* file() { return file_; }
+  std::string text() {
+    std::fflush(file_);
+    return std::string(buffer_, size_);
+  }
+
+ private:
+  char* buffer_ = nullptr;
+  std::size_t size_ = 0;
+  std::FILE* file_;
+};
+
+TEST(FormatDuration, PicksTwoUnits) {
+  EXPECT_EQ(format_duration(0.4), "0s");
+  EXPECT_EQ(format_duration(59.4), "59s");
+  EXPECT_EQ(format_duration(187), "3m07s");
+  EXPECT_EQ(format_duration(2 * 3600 + 5 * 60 + 10), "2h05m");
+  EXPECT_EQ(format_duration(3 * 86400 + 7200), "3d02h");
+  EXPECT_EQ(format_duration(std::nan("")), "?");
+  EXPECT_EQ(format_duration(-1), "?");
+}
+
+TEST(FormatProgress, CountsRateAndEta) {
+  ProgressCounts counts{5000, 1200, 3, 31};
+  EXPECT_EQ(format_progress(counts, 812.34, 278),
+            "1234/5000 tasks (24.7%), 3 failed, 31 unstable, 812 tasks/s, ETA 4m38s");
+  counts.unstable = 0;
+  EXPECT_EQ(format_progress(counts, 0.5, std::nan("")),
+            "1203/5000 tasks (24.1%), 3 failed, 0.5 tasks/s, ETA ?");
+}
+
+TEST(Progress, PlainLinesOnlyAfterTheInterval) {
+  Capture out;
+  const auto start = Progress::Clock::now();
+  Progress progress(out.file(), false, 60.0, 100.0, start);
+  ProgressCounts counts{10, 2, 0, 0};
+  progress.update(counts, 2, 20.0, start + 30s);
+  EXPECT_EQ(out.text(), "");
+  // 4 done of 10 in 60 s; cost 40 of 100 done in 60 s: 60 more cost takes 90 s.
+  counts.done = 4;
+  progress.update(counts, 4, 40.0, start + 60s);
+  EXPECT_EQ(out.text(), "qsweep: 4/10 tasks (40.0%), 0 failed, 0.0667 tasks/s, ETA 1m30s\n");
+  progress.update(counts, 4, 40.0, start + 61s);  // too soon after the last line
+  counts.done = 10;
+  progress.finish(counts, 10, 100.0, start + 62s);
+  EXPECT_EQ(out.text(),
+            "qsweep: 4/10 tasks (40.0%), 0 failed, 0.0667 tasks/s, ETA 1m30s\n"
+            "qsweep: 10/10 tasks (100.0%), 0 failed, 0.161 tasks/s, ETA 0s\n");
+}
+
+TEST(Progress, TerminalRedrawsOneLine) {
+  Capture out;
+  const auto start = Progress::Clock::now();
+  Progress progress(out.file(), true, 0.5, 10.0, start);
+  ProgressCounts counts{10, 5, 0, 0};
+  progress.update(counts, 5, 5.0, start + 1s);
+  progress.message("qsweep: task 3 failed: boom");
+  counts.done = 10;
+  progress.finish(counts, 10, 10.0, start + 2s);
+  EXPECT_EQ(out.text(),
+            "\rqsweep: 5/10 tasks (50.0%), 0 failed, 5 tasks/s, ETA 1s\x1b[K"
+            "\r\x1b[Kqsweep: task 3 failed: boom\n"
+            "\r\x1b[Kqsweep: 10/10 tasks (100.0%), 0 failed, 5 tasks/s, ETA 0s\n");
+}
+
+}  // namespace
+}  // namespace qsweep::run

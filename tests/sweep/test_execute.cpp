@@ -1,0 +1,180 @@
+// execute() runs each method as its own API does, rows follow the column schema, and results
+// do not depend on the order in which tasks run (per-task random streams).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "qsweep/sweep/columns.hpp"
+#include "qsweep/sweep/execute.hpp"
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::sweep {
+namespace {
+
+Plan parse(const std::string& yaml) { return parse_plan(yaml, "test.yaml"); }
+
+std::size_t column_index(Method method, const std::string& name) {
+  const auto& columns = group_columns(method);
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (columns[i].name == name) return i;
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
+template <class T>
+const T& cell(const Row& row, Method method, const std::string& name) {
+  return std::get<T>(row.cells[column_index(method, name)]);
+}
+
+std::size_t cell_length(const CellValue& value) {
+  if (const auto* v = std::get_if<std::vector<double>>(&value)) return v->size();
+  if (const auto* v = std::get_if<std::vector<std::int64_t>>(&value)) return v->size();
+  return 0;
+}
+
+TEST(Columns, SchemaIsWellFormed) {
+  for (Method m : {Method::exact, Method::simulate, Method::ldp}) {
+    const auto& columns = group_columns(m);
+    ASSERT_FALSE(columns.empty());
+    EXPECT_EQ(columns.front().name, "task_id");
+    EXPECT_EQ(group_name(m), to_string(m));
+    std::set<std::string> names;
+    for (const auto& c : columns) {
+      EXPECT_TRUE(names.insert(c.name).second) << c.name;
+      EXPECT_FALSE(c.description.empty()) << c.name;
+      EXPECT_LE(c.name.size(), kMaxStringLength);
+    }
+    // The store adds <name>_offset and <name>_count for ragged columns: no clash allowed.
+    for (const auto& c : columns)
+      if (c.type == ColumnType::f64_ragged || c.type == ColumnType::i64_ragged) {
+        EXPECT_EQ(names.count(c.name + "_offset"), 0u) << c.name;
+        EXPECT_EQ(names.count(c.name + "_count"), 0u) << c.name;
+      }
+  }
+}
+
+TEST(Execute, ExactMatchesEvaluateOnSeveralFamilies) {
+  const Plan plan = parse(R"(
+name: exact-families
+blocks:
+  - method: exact
+    family: [complete, ring, hetero_ring, singletons_full, star, independent]
+    N: [4, 6]
+    eps: 0.3
+    lambda: [0.3, 0.8]
+    qmax: 8
+  - method: exact
+    family: explicit
+    N: 3
+    types: [{servers: [1, 2], p: 0.6}, {servers: [2, 3], p: 0.4}]
+    speeds: [1, 2, 0.5]
+    lambda: 0.5
+    qmax: 5
+    light_traffic: false
+)");
+  ASSERT_GT(plan.tasks.size(), 20u);
+  for (const Task& task : plan.tasks) {
+    const TaskOutcome outcome = execute(task);
+    ASSERT_EQ(outcome.status, TaskStatus::done) << describe(task) << ": " << outcome.error;
+    const model::System system(model::Family(task.family), task.speeds, task.lambda);
+    const exact::Result expected = exact::evaluate(system, task.exact);
+    EXPECT_EQ(std::get<exact::Result>(outcome.result), expected) << describe(task);
+
+    const Row row = make_row(task, outcome);
+    const auto& columns = group_columns(Method::exact);
+    ASSERT_EQ(row.cells.size(), columns.size());
+    EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "task_id"),
+              static_cast<std::int64_t>(task.id));
+    EXPECT_EQ(cell<double>(row, Method::exact, "C"), expected.C);
+    EXPECT_EQ(cell<double>(row, Method::exact, "EQ"), expected.EQ);
+    EXPECT_EQ(cell<double>(row, Method::exact, "ET"), expected.ET);
+    EXPECT_EQ(cell<std::vector<double>>(row, Method::exact, "pmf"), expected.pmf);
+    EXPECT_EQ(cell<std::vector<double>>(row, Method::exact, "EQ_type"), expected.EQ_type);
+    EXPECT_EQ(cell<std::string>(row, Method::exact, "engine"), expected.engine);
+    // Done tasks fill exactly the planned lengths (small families list every type).
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      EXPECT_EQ(cell_length(row.cells[i]), planned_length(task, columns[i]))
+          << describe(task) << " column " << columns[i].name;
+  }
+}
+
+TEST(Execute, TooManyTypesStoreNoPerTypeValues) {
+  const Plan plan =
+      parse("name: big\nblocks: [{method: exact, family: complete, N: 200, lambda: 0.5}]");
+  const Task& task = plan.tasks[0];
+  const auto& columns = group_columns(Method::exact);
+  EXPECT_EQ(planned_length(task, columns[column_index(Method::exact, "EQ_type")]), 0u);
+  EXPECT_EQ(planned_length(task, columns[column_index(Method::exact, "ER_server")]), 200u);
+  const TaskOutcome outcome = execute(task);
+  ASSERT_EQ(outcome.status, TaskStatus::done) << outcome.error;
+  const Row row = make_row(task, outcome);
+  EXPECT_TRUE(cell<std::vector<std::int64_t>>(row, Method::exact, "type_servers").empty());
+  EXPECT_EQ(cell<std::vector<double>>(row, Method::exact, "ER_server").size(), 200u);
+}
+
+TEST(Execute, UnstableAndFailedTasksCarryParametersAndNoResults) {
+  const Plan plan =
+      parse("name: u\nblocks: [{method: exact, family: ring, N: 4, lambda: 1.2, qmax: 3}]");
+  ASSERT_EQ(plan.unstable_tasks, std::vector<std::uint64_t>{0});
+  const TaskOutcome unstable = execute(plan.tasks[0]);
+  EXPECT_EQ(unstable.status, TaskStatus::unstable);
+  EXPECT_NE(unstable.error.find("servers {1,2,3,4}"), std::string::npos) << unstable.error;
+  const Row row = make_row(plan.tasks[0], unstable);
+  EXPECT_TRUE(std::isnan(cell<double>(row, Method::exact, "EQ")));
+  EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "stable"), 0);
+  EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "N"), 4);
+  EXPECT_TRUE(cell<std::vector<double>>(row, Method::exact, "pmf").empty());
+
+  Task broken = plan.tasks[0];
+  broken.lambda = 0.5;
+  broken.exact.qmax = -5;  // bypasses validation: execute must report, not throw
+  const TaskOutcome failed = execute(broken);
+  EXPECT_EQ(failed.status, TaskStatus::failed);
+  EXPECT_NE(failed.error.find("qmax"), std::string::npos) << failed.error;
+  EXPECT_TRUE(std::isnan(cell<double>(make_row(broken, failed), Method::exact, "C")));
+}
+
+TEST(Execute, RandomMethodsDoNotDependOnTaskOrder) {
+  const Plan plan = parse(R"(
+name: order
+seed: 99
+blocks:
+  - method: simulate
+    family: ring
+    N: 4
+    lambda: [0.3, 0.6]
+    horizon: 200
+    warmup: 10
+    replications: 2
+  - method: ldp
+    n: 8
+    j: 3
+    T: 1
+    lambda: 0.9
+    estimator: [monte_carlo, importance]
+    samples: 200
+)");
+  ASSERT_EQ(plan.tasks.size(), 4u);
+  std::vector<TaskOutcome> forward, backward(plan.tasks.size());
+  for (const Task& t : plan.tasks) forward.push_back(execute(t));
+  for (std::size_t i = plan.tasks.size(); i-- > 0;) backward[i] = execute(plan.tasks[i]);
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    ASSERT_EQ(forward[i].status, TaskStatus::done) << forward[i].error;
+    if (auto* r = std::get_if<ldp::Result>(&backward[i].result))  // a timing, not a result
+      r->cpu_seconds = std::get<ldp::Result>(forward[i].result).cpu_seconds;
+    EXPECT_EQ(forward[i].result, backward[i].result) << describe(plan.tasks[i]);
+    const auto& columns = group_columns(plan.tasks[i].method);
+    const Row row = make_row(plan.tasks[i], forward[i]);
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      EXPECT_LE(cell_length(row.cells[c]), planned_length(plan.tasks[i], columns[c]))
+          << columns[c].name;
+  }
+  // Different tasks get different streams: the two loads give different estimates.
+  EXPECT_NE(std::get<sim::Result>(forward[0].result).EQ,
+            std::get<sim::Result>(forward[1].result).EQ);
+}
+
+}  // namespace
+}  // namespace qsweep::sweep

@@ -227,7 +227,7 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
       break;
     case FamilyKind::hetero_ring:
       min_n(4);
-      if (N % 2 != 0) fail(p, "hetero_ring needs an even N (paper eq. 35)");
+      if (N % 2 != 0) fail(p, "hetero_ring needs an even N; expected N = 4, 6, 8, ... (paper eq. 35)");
       require_eps(p);
       for (int i = 0; i < N; ++i) {
         // Paper eq. (35), 1-based edge i = {i, i+1}: 2 eps / N for even i, 2 (1 - eps) / N for odd.
@@ -310,7 +310,7 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
         if (servers.empty()) fail(p, fmt::format("type {} has no servers", t + 1));
         for (int s : servers)
           if (s < 0 || s >= N)
-            fail(p, fmt::format("type {} names server {}, outside 1..{}", t + 1, s + 1, N));
+            fail(p, fmt::format("type {} names server {}, outside 1..{}; expected server numbers 1..N", t + 1, s + 1, N));
         std::sort(servers.begin(), servers.end());
         if (std::adjacent_find(servers.begin(), servers.end()) != servers.end())
           fail(p, fmt::format("type {} lists a server twice", t + 1));

@@ -279,6 +279,13 @@ TEST(Family, EnumerateRefusesHugeOrWideFamilies) {
   EXPECT_THROW(Family(c2).enumerate(1000), InputError);
 }
 
+TEST(Family, ParamsWithUnusedNaNFieldsCompareEqual) {
+  auto a = make(FamilyKind::ring, 5), b = make(FamilyKind::ring, 5);
+  EXPECT_EQ(a, b);
+  b.eps = 0.5;
+  EXPECT_NE(a, b);
+}
+
 TEST(Family, KindNamesRoundTrip) {
   for (auto kind : {FamilyKind::independent, FamilyKind::complete, FamilyKind::explicit_types,
                     FamilyKind::torus, FamilyKind::singletons_full})

@@ -68,7 +68,14 @@ struct FamilyParams {
   std::vector<std::pair<int, int>> tree_edges;  // tree_singletons: given tree (0-based); empty = random
   std::vector<ExplicitType> types;              // explicit_types
 
-  friend bool operator==(const FamilyParams&, const FamilyParams&) = default;
+  // NaN marks "not used", so two equal parameter sets compare equal (bitwise on the doubles).
+  friend bool operator==(const FamilyParams& a, const FamilyParams& b) {
+    auto same = [](double x, double y) { return x == y || (x != x && y != y); };
+    return a.kind == b.kind && a.N == b.N && a.d == b.d && same(a.eps, b.eps) &&
+           a.degree == b.degree && same(a.edge_prob, b.edge_prob) &&
+           a.graph_seed == b.graph_seed && a.rows == b.rows && a.cols == b.cols &&
+           a.tree_edges == b.tree_edges && a.types == b.types;
+  }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     ar & kind & N & d & eps & degree & edge_prob & graph_seed & rows & cols & tree_edges & types;

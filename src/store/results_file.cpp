@@ -62,8 +62,8 @@ void write_ranges(hid_t dataset, hid_t memory_type, const std::vector<Range>& ra
   if (ranges.size() == 1) {
     const std::array<hsize_t, 2> start{ranges[0].start, 0};
     const std::array<hsize_t, 2> count{ranges[0].count, width};  // the second only for 2-D
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                              count.data(), nullptr),
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                              nullptr),
           "H5Sselect_hyperslab", name);
   } else {
     // Scattered rows: a point selection costs O(elements), where a union of hyperslabs built
@@ -168,8 +168,8 @@ void check_mpi(int result, std::string_view call, std::string_view what) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
   MPI_Error_string(result, text.data(), &length);
-  throw StoreError(std::string(call) + "(" + std::string(what) + ") failed: " +
-                   std::string(text.data(), static_cast<std::size_t>(length)));
+  throw StoreError(std::string(call) + "(" + std::string(what) +
+                   ") failed: " + std::string(text.data(), static_cast<std::size_t>(length)));
 }
 
 void broadcast_string(std::string& text, MPI_Comm comm, std::string_view what) {
@@ -177,8 +177,7 @@ void broadcast_string(std::string& text, MPI_Comm comm, std::string_view what) {
   check_mpi(MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, 0, comm), "MPI_Bcast", what);
   text.resize(size);
   if (size > 0) {
-    check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm), "MPI_Bcast",
-              what);
+    check_mpi(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm), "MPI_Bcast", what);
   }
 }
 

@@ -8,9 +8,13 @@ set -euo pipefail
 qsweep=$(realpath "$1")
 python=/usr/bin/python3
 
-"$qsweep" --version | grep -q '^qsweep '
-"$qsweep" --help | grep -q 'eval'
-"$qsweep" eval --help | grep -q -- '--lambda'
+# (Outputs are captured first: `grep -q` closing the pipe early would fail under pipefail.)
+version=$("$qsweep" --version)
+[[ "$version" == "qsweep "* ]] || { echo "FAIL: --version printed: $version"; exit 1; }
+help=$("$qsweep" --help)
+[[ "$help" == *eval* ]] || { echo "FAIL: --help lacks eval"; exit 1; }
+eval_help=$("$qsweep" eval --help)
+[[ "$eval_help" == *--lambda* ]] || { echo "FAIL: eval --help lacks --lambda"; exit 1; }
 
 "$python" - "$qsweep" <<'PY'
 import itertools, json, math, subprocess, sys

@@ -33,12 +33,16 @@ costs = [b["cost_seconds"] for b in d["biggest"]]
 assert costs == sorted(costs, reverse=True) and costs[0] > 0
 assert len(d["plan_hash"]) == 64 and len(d["sweep_sha256"]) == 64
 '
-"$qsweep" plan "$work/count.yaml" | grep -q '^total .* 36 .* 12 '
-"$qsweep" validate "$work/count.yaml" | grep -q 'valid, 36 tasks (12 outside the stability region)'
+# (Outputs are captured first: `grep -q` closing the pipe early would fail under pipefail.)
+text=$("$qsweep" plan "$work/count.yaml")
+grep -q '^total .* 36 .* 12 ' <<<"$text"
+text=$("$qsweep" validate "$work/count.yaml")
+grep -q 'valid, 36 tasks (12 outside the stability region)' <<<"$text"
 
 # sweep_sha256 is the SHA-256 of the file as given.
 expected_sha=$(sha256sum "$work/count.yaml" | cut -d' ' -f1)
-"$qsweep" plan --json "$work/count.yaml" | grep -q "\"sweep_sha256\": \"$expected_sha\""
+text=$("$qsweep" plan --json "$work/count.yaml")
+grep -q "\"sweep_sha256\": \"$expected_sha\"" <<<"$text"
 
 for sweep in "$source_dir"/sweeps/*.yaml; do
   "$qsweep" validate "$sweep" >/dev/null

@@ -1,10 +1,9 @@
 // Scheduling: biggest estimated cost first, batches by cost budget, attempts counted.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
+#include <cmath>
 #include <sstream>
 
 #include "qsweep/run/scheduler.hpp"

@@ -70,11 +70,11 @@ def save(drawing, out_dir, name, formats=("png", "pdf"), dpi=150):
     return paths
 
 
-def legend(ax, max_inside=8):
-    """The axes' legend inside the plot, or to its right (on a larger figure) when it is long."""
+def legend(ax, max_inside=8, loc="best"):
+    """The axes' legend inside the plot at loc, or to its right (on a larger figure) when long."""
     entries = len(ax.get_legend_handles_labels()[1])
     if entries <= max_inside:
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc=loc)
         return
     width, height = ax.figure.get_size_inches()
     ax.figure.set_size_inches(width + 4.0, max(height, 0.17 * entries + 1.0))

@@ -6,7 +6,7 @@ optional (Table.to_dataframe). docs/figures.md describes the figures and the wal
 
 from . import jsq_fig2, random_regular, redundancy_fig2, redundancy_fig3, redundancy_fig4, redundancy_sec6
 from .loader import STATUS_NAMES, Table, load_group, load_tasks, read_attributes
-from .plotting import Drawing, Series, save
+from .plotting import Drawing, Grid, Series, save
 
 # Figure modules by name (make_figures.py --figure NAME).
 FIGURES = {
@@ -44,5 +44,5 @@ def figure_for(path, figure=None):
     return FIGURES[SWEEPS[name]]
 
 
-__all__ = ["FIGURES", "SWEEPS", "STATUS_NAMES", "Drawing", "Series", "Table", "figure_for",
+__all__ = ["FIGURES", "SWEEPS", "STATUS_NAMES", "Drawing", "Grid", "Series", "Table", "figure_for",
            "load_group", "load_tasks", "read_attributes", "save"]

@@ -29,14 +29,28 @@ class Series:
 
 
 @dataclasses.dataclass
+class Grid:
+    """A heat map: z[i, j] is drawn on [x_edges[j], x_edges[j+1]) x [y_edges[i], y_edges[i+1])."""
+    key: str                 # unique in its figure; the gid of the drawn mesh
+    x_edges: np.ndarray
+    y_edges: np.ndarray
+    z: np.ndarray            # [len(y_edges) - 1, len(x_edges) - 1]
+    task_id: int
+
+
+@dataclasses.dataclass
 class Drawing:
     figure: matplotlib.figure.Figure
     series: dict             # key -> Series
+    grids: dict = dataclasses.field(default_factory=dict)  # key -> Grid
 
     def add(self, series):
-        if series.key in self.series:
+        if series.key in self.series or series.key in self.grids:
             raise ValueError(f"series key '{series.key}' used twice")
-        self.series[series.key] = series
+        if isinstance(series, Grid):
+            self.grids[series.key] = series
+        else:
+            self.series[series.key] = series
         return series
 
 
@@ -56,6 +70,14 @@ def plot_series(ax, drawing, series, band_alpha=0.2, **style):
                                alpha=band_alpha, linewidth=0)
         band.set_gid(series.key + ":band")
     return line
+
+
+def plot_grid(ax, drawing, grid, **style):
+    """Draws a Grid as a pcolormesh (gid = key) and returns the mesh (for a colour bar)."""
+    drawing.add(grid)
+    mesh = ax.pcolormesh(grid.x_edges, grid.y_edges, grid.z, **style)
+    mesh.set_gid(grid.key)
+    return mesh
 
 
 def save(drawing, out_dir, name, formats=("png", "pdf"), dpi=150):

@@ -14,32 +14,80 @@ namespace {
 // P(Q = q) and alpha_q cost qmax passes; beyond this a request is a mistake, not a study.
 constexpr int kMaxQmax = 1'000'000;
 
-bool use_symmetric(const model::System& system, Engine engine) {
-  switch (engine) {
-    case Engine::general: return false;
-    case Engine::automatic: return detail::symmetric_applies(system);
-    case Engine::symmetric:
-      if (!detail::symmetric_applies(system))
-        throw InputError(fmt::format(
-            "exact: the symmetric engine needs a complete, independent or singletons_full family on "
-            "identical speeds; got family {} with N = {}{}",
-            model::to_string(system.family.kind()), system.N(),
-            system.identical_speeds() ? "" : " and unequal speeds"));
-      return true;
-  }
+// Marks `v` invalid; returns true so that checks read "if (...) return reject(...)".
+bool reject(Validation& v, std::string option, std::string problem, std::string expected) {
+  v.option = std::move(option);
+  v.problem = std::move(problem);
+  v.expected = std::move(expected);
+  return true;
+}
+
+bool engine_rejects(const model::System& system, const Options& options, bool lumps,
+                    Validation& v) {
+  if (options.engine == Engine::symmetric && !lumps)
+    return reject(v, "engine",
+                  fmt::format("engine symmetric does not apply to family {} with N = {}{}",
+                              model::to_string(system.family.kind()), system.N(),
+                              system.identical_speeds() ? "" : " and unequal speeds"),
+                  "family complete, independent or singletons_full with identical speeds");
+  if (v.engine == Engine::general && system.N() > kMaxGeneralServers)
+    return reject(
+        v, "N",
+        fmt::format("N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
+                    "and family {}{} has no symmetric engine",
+                    system.N(), model::to_string(system.family.kind()),
+                    system.identical_speeds() ? "" : " with unequal speeds"),
+        fmt::format("N <= {}, or a family with a symmetric engine (complete, independent, "
+                    "singletons_full; identical speeds)",
+                    kMaxGeneralServers));
+  if (options.qmax < 0 || options.qmax > kMaxQmax)
+    return reject(v, "qmax", fmt::format("qmax = {} is out of range", options.qmax),
+                  fmt::format("0 <= qmax <= {}", kMaxQmax));
   return false;
 }
 
-void check_options(const model::System& system, const Options& options, bool symmetric) {
-  if (options.qmax < 0 || options.qmax > kMaxQmax)
-    throw InputError(fmt::format("exact: qmax = {} is out of range; expected 0 <= qmax <= {}",
-                                 options.qmax, kMaxQmax));
-  if (!symmetric && system.N() > kMaxGeneralServers)
-    throw InputError(fmt::format(
-        "exact: N = {} is too large for the general engine (at most {}: it stores 2^(N+4) bytes); "
-        "family {} has no symmetric engine{}",
-        system.N(), kMaxGeneralServers, model::to_string(system.family.kind()),
-        system.identical_speeds() ? "" : " with unequal speeds"));
+// The type count is Family::num_types(): an explicit family's repeated set counts twice here and
+// once in the result (whose joint_shape says so).
+bool joint_rejects(const model::System& system, const Options& options, Validation& v) {
+  const int qmax = options.joint_qmax, bin = options.joint_bin;
+  if (qmax == -1)
+    return bin != 1 && reject(v, "joint_bin", fmt::format("joint_bin = {} without joint_qmax", bin),
+                              "joint_qmax >= 0 with it (the joint pmf is off by default)");
+  if (qmax < -1 || qmax > kMaxQmax)
+    return reject(v, "joint_qmax", fmt::format("joint_qmax = {} is out of range", qmax),
+                  fmt::format("-1 (off) or 0 <= joint_qmax <= {}", kMaxQmax));
+  if (system.N() > model::kMaxMaskServers)
+    return reject(v, "joint_qmax",
+                  fmt::format("the joint pmf lists the job types as sets of at most {} servers and "
+                              "N = {}",
+                              model::kMaxMaskServers, system.N()),
+                  fmt::format("N <= {} for joint_qmax", model::kMaxMaskServers));
+  const double types = system.family.num_types();
+  if (types > kMaxJointTypes)
+    return reject(v, "joint_qmax",
+                  fmt::format("the joint pmf has one axis per job type and family {} with N = {} "
+                              "has {:.3g} types",
+                              model::to_string(system.family.kind()), system.N(), types),
+                  fmt::format("a family with at most {} job types", kMaxJointTypes));
+  const double cells = std::pow(qmax + 1.0, types);
+  if (cells > kMaxJointCells)
+    return reject(v, "joint_qmax",
+                  fmt::format("joint_qmax = {} with {} types is a grid of {:.3g} counts", qmax,
+                              types, cells),
+                  fmt::format("(joint_qmax + 1)^types <= {:g}", kMaxJointCells));
+  if (bin < 1 || bin > qmax + 1)
+    return reject(v, "joint_bin", fmt::format("joint_bin = {} is out of range", bin),
+                  fmt::format("1 <= joint_bin <= joint_qmax + 1 = {}", qmax + 1));
+  const double per_axis = std::ceil((qmax + 1.0) / bin);
+  if (std::pow(per_axis, types) > kMaxJointBins)
+    return reject(v, "joint_qmax",
+                  fmt::format("joint_qmax = {} with joint_bin = {} gives {:.3g} bins ({} per axis, "
+                              "{} types)",
+                              qmax, bin, std::pow(per_axis, types), per_axis, types),
+                  fmt::format("(bins per axis)^types <= {:g} with bins per axis = "
+                              "ceil((joint_qmax + 1) / joint_bin): a larger joint_bin",
+                              kMaxJointBins));
+  return false;
 }
 
 // Sojourn times (Little), heavy-traffic scaling and per-server means from per-type means.
@@ -85,9 +133,21 @@ void fill_classes(const model::System& system, std::vector<TypeClass> classes, R
 
 }  // namespace
 
+Validation validate(const model::System& system, const Options& options) {
+  Validation v;
+  const bool lumps = detail::symmetric_applies(system);
+  const bool symmetric =
+      options.engine == Engine::symmetric || (options.engine == Engine::automatic && lumps);
+  v.engine = symmetric ? Engine::symmetric : Engine::general;
+  if (!engine_rejects(system, options, lumps, v)) joint_rejects(system, options, v);
+  return v;
+}
+
 Result evaluate(const model::System& system, const Options& options) {
-  const bool symmetric = use_symmetric(system, options.engine);
-  check_options(system, options, symmetric);
+  const Validation validation = validate(system, options);
+  if (!validation.ok())
+    throw InputError(fmt::format("exact: {}; expected {}", validation.problem, validation.expected));
+  const bool symmetric = validation.engine == Engine::symmetric;
 
   Result r;
   r.engine = symmetric ? detail::symmetric_engine_name(system) : "general";
@@ -134,6 +194,10 @@ Result evaluate(const model::System& system, const Options& options) {
     } else {
       fill_per_type(system, types, m.EQ_type, r);
     }
+  }
+  if (options.joint_qmax >= 0) {
+    if (types.empty()) types = system.family.enumerate();  // symmetric engines: at most 3 here
+    detail::joint_distribution(types, system.speeds, L, r.C, options.joint_qmax, options.joint_bin, r);
   }
   return r;
 }

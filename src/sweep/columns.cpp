@@ -29,10 +29,6 @@ const R* done_result(const TaskOutcome& o) {
   return o.status == TaskStatus::done ? std::get_if<R>(&o.result) : nullptr;
 }
 
-std::vector<std::int64_t> masks(const std::vector<model::ServerMask>& servers) {
-  return {servers.begin(), servers.end()};  // bit n = server n + 1; bit 63 wraps to negative
-}
-
 // ---- column builders ---------------------------------------------------------------------------
 
 Column parameter(std::string name, std::string description, std::string units, ColumnType type,
@@ -76,16 +72,30 @@ Column result_vector(std::string name, std::string description, std::string unit
           std::move(length)};
 }
 
-template <class R>
-Column result_masks(std::string description, std::vector<model::ServerMask> R::*member,
-                    std::function<std::size_t(const Task&)> length) {
-  return {{"type_servers", std::move(description), "", ColumnType::i64_ragged},
+// An integer vector result (server sets as int64 bitmasks: bit 63 wraps to negative).
+template <class R, class Int>
+Column result_ints(std::string name, std::string description, std::vector<Int> R::*member,
+                   std::function<std::size_t(const Task&)> length) {
+  return {{std::move(name), std::move(description), "", ColumnType::i64_ragged},
           [member, length](const Task& t, const TaskOutcome& o) -> CellValue {
             const R* r = done_result<R>(o);
             if (!r || length(t) == 0) return std::vector<std::int64_t>{};
-            return masks(r->*member);
+            const auto& values = r->*member;
+            return std::vector<std::int64_t>(values.begin(), values.end());
           },
           std::move(length)};
+}
+
+// The columns every method with per-type results starts them with: the types and their means.
+template <class R>
+void add_type_columns(std::vector<Column>& c, const std::function<std::size_t(const Task&)>& types) {
+  c.push_back(result_ints<R>("type_servers",
+                             "job type S as a bitmask (bit n: server n + 1), enumerate() order",
+                             &R::type_servers, types));
+  c.push_back(result_vector<R>("type_p", "probability p_S of the type", "", ColumnType::f64_ragged,
+                               &R::type_p, types));
+  c.push_back(result_vector<R>("EQ_type", "mean number of type-S jobs E[Q_S]", "jobs",
+                               ColumnType::f64_ragged, &R::EQ_type, types));
 }
 
 // ---- planned lengths ---------------------------------------------------------------------------
@@ -171,6 +181,13 @@ std::vector<Column> exact_columns() {
   c.push_back(parameter("per_type", "1 if per-type and per-server results were asked for", "",
                         ColumnType::i64,
                         [](const Task& t) { return std::int64_t{t.exact.per_type}; }));
+  const auto joint = [](const Task& t) { return t.exact.joint_qmax >= 0; };
+  c.push_back(parameter("joint_qmax", "joint pmf on counts 0..joint_qmax per type (-1: off)", "",
+                        ColumnType::i64,
+                        [](const Task& t) { return std::int64_t{t.exact.joint_qmax}; }));
+  c.push_back(parameter(
+      "joint_bin", "counts per bin of the joint pmf on each axis (-1: off)", "", ColumnType::i64,
+      [joint](const Task& t) { return joint(t) ? std::int64_t{t.exact.joint_bin} : kNone; }));
   // Stability is known for unstable tasks too (the result says so).
   c.push_back({{"stable", "1 if the system is stable (paper eq. 2), 0 if not, -1 unknown", "",
                 ColumnType::i64},
@@ -210,12 +227,7 @@ std::vector<Column> exact_columns() {
   const auto types = [](const Task& t) {
     return t.exact.per_type ? listable_types(t, kMaxStoredTypes) : 0;
   };
-  c.push_back(result_masks<R>("job type S as a bitmask (bit n: server n + 1), enumerate() order",
-                              &R::type_servers, types));
-  c.push_back(result_vector<R>("type_p", "probability p_S of the type", "", ColumnType::f64_ragged,
-                               &R::type_p, types));
-  c.push_back(result_vector<R>("EQ_type", "mean number of type-S jobs E[Q_S]", "jobs",
-                               ColumnType::f64_ragged, &R::EQ_type, types));
+  add_type_columns<R>(c, types);
   c.push_back(result_vector<R>("ET_type", "mean sojourn time of type S, E[T_S]", "time",
                                ColumnType::f64_ragged, &R::ET_type, types));
   c.push_back(result_vector<R>("scaled_EQ_type", "(1 - rho) E[Q_S] / p_S", "",
@@ -223,6 +235,31 @@ std::vector<Column> exact_columns() {
   c.push_back(result_vector<R>("ER_server", "mean number of replicas at server n, E[R_n], n = 1..N",
                                "jobs", ColumnType::f64_ragged, &R::ER_server,
                                [](const Task& t) { return t.exact.per_type ? servers(t) : 0; }));
+  const auto joint_axes = [joint](const Task& t) -> std::size_t {
+    const double count = std::round(type_count(t));
+    return joint(t) && count <= exact::kMaxJointTypes ? static_cast<std::size_t>(count) : 0;
+  };
+  // (bins per axis)^axes; 0 for options that exact::validate() refuses (tasks that bypassed it).
+  const auto joint_bins = [joint_axes](const Task& t) -> std::size_t {
+    const std::int64_t bin = t.exact.joint_bin;
+    if (joint_axes(t) == 0 || bin < 1) return 0;
+    const double bins = std::pow(static_cast<double>((t.exact.joint_qmax + bin) / bin),
+                                 static_cast<double>(joint_axes(t)));
+    return bins <= exact::kMaxJointBins ? static_cast<std::size_t>(bins) : 0;
+  };
+  c.push_back(result_vector<R>(
+      "joint_pmf",
+      "P(every Q_S in its bin): row-major over the types in type_servers order, shape joint_shape",
+      "", ColumnType::f64_ragged, &R::joint_pmf, joint_bins));
+  c.push_back(result_ints<R>("joint_shape", "bins per axis of joint_pmf, one axis per type",
+                             &R::joint_shape, joint_axes));
+  c.push_back({{"joint_mass", "sum of joint_pmf: P(every Q_S <= joint_qmax) (NaN: off)", "",
+                ColumnType::f64},
+               [joint](const Task& t, const TaskOutcome& o) -> CellValue {
+                 const R* r = done_result<R>(o);
+                 return r && joint(t) ? r->joint_mass : kNaN;
+               },
+               {}});
   c.push_back(result_i64<R>("unions", "server-set unions visited by the engine", &R::unions));
   return c;
 }
@@ -297,12 +334,7 @@ std::vector<Column> simulate_columns() {
   c.push_back(result_vector<R>("occupancy_hw", "95% half-widths of occupancy", "",
                                ColumnType::f64_vector, &R::occupancy_hw, occupancy));
   const auto types = [](const Task& t) { return listable_types(t, sim::kMaxTrackedTypes); };
-  c.push_back(result_masks<R>("job type S as a bitmask (bit n: server n + 1), enumerate() order",
-                              &R::type_servers, types));
-  c.push_back(result_vector<R>("type_p", "probability p_S of the type", "", ColumnType::f64_ragged,
-                               &R::type_p, types));
-  c.push_back(result_vector<R>("EQ_type", "mean number of type-S jobs E[Q_S]", "jobs",
-                               ColumnType::f64_ragged, &R::EQ_type, types));
+  add_type_columns<R>(c, types);
   c.push_back(result_vector<R>("EQ_type_hw", "95% half-widths of EQ_type", "jobs",
                                ColumnType::f64_ragged, &R::EQ_type_hw, types));
   c.push_back(result_vector<R>("ET_type", "mean sojourn time of type S", "time",

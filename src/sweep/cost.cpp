@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "cost_detail.hpp"
-#include "qsweep/exact/engine.hpp"
+#include "qsweep/exact/exact.hpp"
 
 namespace qsweep::sweep {
 namespace detail {
@@ -17,6 +17,7 @@ namespace {
 constexpr double kSecondsPerGeneralStep = 1e-8;    // one (union, type, series term) update
 constexpr double kSecondsPerSymmetricStep = 2e-8;  // one (size, growth, series term) update
 constexpr double kSecondsPerListedType = 5e-8;     // listing a type's values (per_type)
+constexpr double kSecondsPerJointCell = 2e-9;      // one count vector of the joint pmf
 constexpr double kSecondsPerEvent = 1.6e-7;        // one simulated arrival or departure
 constexpr double kSecondsPerPathEvent = 3.5e-8;    // one event of an occupancy-process path
 constexpr double kSecondsPerChainStep = 1.5e-8;    // one (state, uniformization step) update
@@ -42,11 +43,11 @@ double union_count(const model::System& system, std::string& text) {
   }
 }
 
-CostEstimate exact_cost(const Task& task, const model::System& system) {
+// The lattice (or lumped) passes of the chosen engine.
+CostEstimate engine_cost(const Task& task, const model::System& system) {
   const double terms = task.exact.qmax + 3.0;  // the series up to qmax, plus the moment passes
   const double types = system.family.num_types();
-  const bool symmetric =
-      task.exact.engine != exact::Engine::general && exact::detail::symmetric_applies(system);
+  const bool symmetric = exact::validate(system, task.exact).engine == exact::Engine::symmetric;
   const int N = system.N();
   if (symmetric) {
     // A union of size u grows by 0..d servers (complete, d = 1 for independent); singletons_full
@@ -62,6 +63,18 @@ CostEstimate exact_cost(const Task& task, const model::System& system) {
   const double unions = union_count(system, unions_text);
   return {unions * types * terms * kSecondsPerGeneralStep,
           fmt::format("{} unions x {:g} types x {:g} terms", unions_text, types, terms)};
+}
+
+CostEstimate exact_cost(const Task& task, const model::System& system) {
+  CostEstimate cost = engine_cost(task, system);
+  if (task.exact.joint_qmax >= 0) {
+    const double types = system.family.num_types();
+    const double cells = std::pow(task.exact.joint_qmax + 1.0, types);
+    cost.seconds += cells * kSecondsPerJointCell;
+    cost.formula += fmt::format(" + {:.3g} joint pmf cells ({} + 1)^{:g}", cells,
+                                task.exact.joint_qmax, types);
+  }
+  return cost;
 }
 
 CostEstimate simulate_cost(const Task& task, const model::System& system) {

@@ -15,7 +15,7 @@
 #include "cost_detail.hpp"
 #include "keys.hpp"
 #include "qsweep/common/error.hpp"
-#include "qsweep/exact/engine.hpp"
+#include "qsweep/exact/exact.hpp"
 #include "qsweep/ldp/ldp.hpp"
 #include "qsweep/model/stability.hpp"
 #include "qsweep/sim/simulate.hpp"
@@ -366,20 +366,10 @@ class BlockExpander {
   }
 
   void check_exact(const Task& t, const model::System& system) const {
-    const bool symmetric = exact::detail::symmetric_applies(system);
-    const int N = system.N();
-    if (t.exact.engine == exact::Engine::symmetric && !symmetric)
-      fail(where_of("engine"), fmt::format("engine symmetric does not apply to '{}'; expected "
-                                           "family complete, independent or singletons_full with "
-                                           "identical speeds",
-                                           describe(t)));
-    const bool general = t.exact.engine == exact::Engine::general ||
-                         (t.exact.engine == exact::Engine::automatic && !symmetric);
-    if (general && N > exact::kMaxGeneralServers)
-      fail(where_of("N"), fmt::format("N = {} is too large for the general exact engine ({}); "
-                                      "expected N <= {}, or a family with a symmetric engine "
-                                      "(complete, independent, singletons_full; identical speeds)",
-                                      N, describe(t), exact::kMaxGeneralServers));
+    const auto v = exact::validate(system, t.exact);
+    if (!v.ok())
+      fail(where_of(v.option),
+           fmt::format("{} ('{}'); expected {}", v.problem, describe(t), v.expected));
   }
 
   void add_task() {

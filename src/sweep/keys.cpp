@@ -373,6 +373,22 @@ std::vector<KeySpec> make_specs() {
                .apply = [](Draft& d, const Value& v) {
                  d.task.exact.engine = value_in(kEngines, text(v));
                }});
+  k.push_back({.name = "joint_qmax",
+               .methods = kExact,
+               .kind = Kind::integer,
+               .help = "joint pmf of the per-type counts on 0..joint_qmax per type (<= 3 types; "
+                       "default: off)",
+               .bounds = between(0, 1'000'000, false, false),
+               .selector = true,
+               .apply = [](Draft& d, const Value& v) { d.task.exact.joint_qmax = small_int(v); }});
+  k.push_back({.name = "joint_bin",
+               .methods = kExact,
+               .kind = Kind::integer,
+               .help = "counts per bin on each axis of the joint pmf (default 1)",
+               .bounds = between(1, kIntMax, false, false),
+               .used_by = "joint_qmax",
+               .applies = [](const Draft& d) { return d.task.exact.joint_qmax >= 0; },
+               .apply = [](Draft& d, const Value& v) { d.task.exact.joint_bin = small_int(v); }});
   // ---- simulate ----
   k.push_back({.name = "policy",
                .methods = kSimulate,

@@ -41,8 +41,12 @@ std::string_view to_string(Method method) {
 
 std::string describe(const Task& t) {
   switch (t.method) {
-    case Method::exact:
-      return fmt::format("exact {} qmax={}", family_text(t), t.exact.qmax);
+    case Method::exact: {
+      std::string text = fmt::format("exact {} qmax={}", family_text(t), t.exact.qmax);
+      if (t.exact.joint_qmax >= 0)
+        text += fmt::format(" joint_qmax={} joint_bin={}", t.exact.joint_qmax, t.exact.joint_bin);
+      return text;
+    }
     case Method::simulate: {
       const auto& o = t.simulate;
       std::string policy(detail::name_of(o.policy));

@@ -14,53 +14,6 @@
 namespace qsweep::exact::test {
 namespace {
 
-struct Instance {
-  model::FamilyParams params;
-  std::vector<double> speeds;
-};
-
-Instance random_instance(std::mt19937_64& gen) {
-  std::uniform_int_distribution<int> n_dist(1, 6);
-  const int N = n_dist(gen);
-  const int max_types = std::min((1 << N) - 1, 5);
-  const int T = std::uniform_int_distribution<int>(1, max_types)(gen);
-  std::set<std::uint32_t> masks;
-  std::uniform_int_distribution<std::uint32_t> mask_dist(1, (1u << N) - 1);
-  while (static_cast<int>(masks.size()) < T) masks.insert(mask_dist(gen));
-  std::uniform_real_distribution<double> unit(0.1, 1.0);
-  std::vector<double> p;
-  for (int t = 0; t < T; ++t) p.push_back(unit(gen));
-  const double total = std::accumulate(p.begin(), p.end(), 0.0);
-  std::vector<std::pair<std::vector<int>, double>> types;
-  std::size_t t = 0;
-  for (std::uint32_t m : masks) {
-    std::vector<int> servers;
-    for (int n = 0; n < N; ++n)
-      if (m >> n & 1u) servers.push_back(n);
-    types.emplace_back(servers, p[t++] / total);
-  }
-  std::uniform_real_distribution<double> speed(0.5, 2.0);
-  std::vector<double> speeds(static_cast<std::size_t>(N));
-  for (double& s : speeds) s = speed(gen);
-  return {explicit_params(N, types), speeds};
-}
-
-// Largest stable total arrival rate: min over server sets U of mu(U) / P(type inside U),
-// by enumerating all U (independent of the model layer's min-cut check).
-double max_stable_rate(const std::vector<model::JobType>& types, const std::vector<double>& speeds) {
-  const auto N = speeds.size();
-  double best = std::numeric_limits<double>::infinity();
-  for (std::uint64_t U = 1; U < (std::uint64_t{1} << N); ++U) {
-    double mu = 0.0, mass = 0.0;
-    for (std::size_t n = 0; n < N; ++n)
-      if (U >> n & 1u) mu += speeds[n];
-    for (const auto& t : types)
-      if ((t.servers & ~U) == 0) mass += t.p;
-    if (mass > 0) best = std::min(best, mu / mass);
-  }
-  return best;
-}
-
 int max_length_for(std::size_t types) {  // keeps the enumeration near 3e5 sequences
   int len = 1;
   while (std::pow(static_cast<double>(types), len + 1) <= 3e5 && len < 14) ++len;

@@ -101,12 +101,27 @@ def check_artists(drawing):
                     fail(f"series {key}: band misses the point ({x}, {y})")
 
 
+def check_grids(drawing):
+    """Every reported Grid is what the figure shows: the mesh with gid = key has its cells and values."""
+    meshes = {c.get_gid(): c for ax in drawing.figure.axes for c in ax.collections}
+    for key, grid in drawing.grids.items():
+        if key not in meshes:
+            fail(f"grid {key}: no mesh drawn with that gid")
+        mesh = meshes[key]
+        values = np.ma.getdata(mesh.get_array()).reshape(grid.z.shape)
+        if not np.array_equal(values, grid.z, equal_nan=True):
+            fail(f"grid {key}: the drawn values are not the grid")
+        corners = mesh.get_coordinates()  # [rows + 1, cols + 1, 2]
+        if not (np.array_equal(corners[0, :, 0], grid.x_edges) and np.array_equal(corners[:, 0, 1], grid.y_edges)):
+            fail(f"grid {key}: the drawn cell edges are not the grid's")
+
+
 def data_series(drawing):
     return {k: s for k, s in drawing.series.items() if not s.reference}
 
 
 def check_coverage(drawing, expected_ids, what):
-    shown = set()
+    shown = {grid.task_id for grid in drawing.grids.values()}
     for s in data_series(drawing).values():
         shown.update(int(t) for t in s.task_ids)
     missing = set(int(t) for t in expected_ids) - shown
@@ -118,6 +133,17 @@ def check_coverage(drawing, expected_ids, what):
 
 
 # ---- 2./3. per figure ------------------------------------------------------------------------
+
+def wedge_eq26_27(lam, q, q2):
+    """Paper eqs. (26)-(28): P{(Q_{1,2}, Q_{2,3}) = (q, q')} of the wedge, p = (7/12, 5/12), mu = 1."""
+    l1, l2 = 3 * lam * 7 / 12, 3 * lam * 5 / 12
+    c = 3 * (2 - l1) * (2 - l2) * (1 - lam) / (l1 * l2 + 12 * (1 - lam))
+    if q == 0 or q2 == 0:
+        return c * (l1 / 2 if q2 == 0 else l2 / 2) ** (q + q2)
+    bracket = (sum(math.comb(q + q2 - k - 1, q2 - 1) * 1.5 ** k for k in range(1, q + 1))
+               + sum(math.comb(q + q2 - k - 1, q - 1) * 1.5 ** k for k in range(1, q2 + 1)))
+    return c * (l1 / 3) ** q * (l2 / 3) ** q2 * bracket
+
 
 def check_redundancy_fig2(path, drawing):
     rows = raw_group(path, "exact")
@@ -135,7 +161,8 @@ def check_redundancy_fig2(path, drawing):
         l12, l23 = 3 * lam * 7 / 12, 3 * lam * 5 / 12
         c28 = 3 * (2 - l12) * (2 - l23) * (1 - lam) / (l12 * l23 + 12 * (1 - lam))
         close(1.0 - s.y[1], c28, f"wedge P(Q = 0) vs eq. (28) at lambda = {lam}", rtol=1e-8)
-    order = np.argsort(rows["lambda"])
+    means = np.flatnonzero(rows["joint_qmax"] < 0)
+    order = means[np.argsort(rows["lambda"][means])]
     for k, name in enumerate(("{1,2}", "{2,3}")):
         s = series[f"share/{name}"]
         close(s.x, 1.0 - rows["rho"][order], "wedge share x")
@@ -144,6 +171,46 @@ def check_redundancy_fig2(path, drawing):
         p = rows["type_p"][order[-1]][k]
         if abs(s.y[-1] - p) > 1e-3:
             fail(f"wedge: share of {name} at the heaviest load is {s.y[-1]}, expected ~{p}")
+
+    # Fig. 2(c, d): the joint pmf at the lowest and highest load that have one, as the mean
+    # probability per count of each bin, Q_{1,2} along x.
+    joint = np.flatnonzero(rows["joint_qmax"] >= 0)
+    joint = joint[np.argsort(rows["lambda"][joint])][[0, -1]]
+    near_line, mean_share = {}, {}
+    for r in joint:
+        lam, qmax, width = rows["lambda"][r], rows["joint_qmax"][r], rows["joint_bin"][r]
+        bins = -(-(qmax + 1) // width)
+        if list(rows["joint_shape"][r]) != [bins, bins]:
+            fail(f"wedge joint pmf at lambda = {lam}: shape {rows['joint_shape'][r]}, expected {[bins, bins]}")
+        edges = np.minimum(np.arange(bins + 1) * width, qmax + 1) - 0.5
+        mass = rows["joint_pmf"][r].reshape(bins, bins)
+        grid = drawing.grids[f"joint/lambda={lam:.6g}"]
+        close(grid.x_edges, edges, "wedge joint x edges", rtol=0)
+        close(grid.y_edges, edges, "wedge joint y edges", rtol=0)
+        close(grid.z, mass.T / np.outer(np.diff(edges), np.diff(edges)), f"wedge joint pmf at lambda = {lam}")
+        close(mass.sum(), rows["joint_mass"][r], "wedge joint mass", rtol=1e-12)
+        p = rows["type_p"][r]
+        line = series[f"line/lambda={lam:.6g}"]
+        close(line.y, line.x * p[1] / p[0], "wedge dashed line (p_{1,2} x, p_{2,3} x)")
+        if width == 1:  # the drawn numbers are paper eqs. (26, 27) with C from eq. (28)
+            for q, q2 in ((0, 0), (5, 0), (0, 7), (1, 1), (4, 9), (20, 11), (qmax, qmax)):
+                close(grid.z[q2, q], wedge_eq26_27(lam, q, q2), f"wedge eq. (26)-(27) at ({q}, {q2})",
+                      rtol=1e-10)
+        # Mass in the bins whose centre (q, q') has q' / (q + q') within 0.1 of the line's p_{2,3}.
+        centre = (edges[:-1] + edges[1:]) / 2
+        share = centre[None, :] / np.maximum(centre[:, None] + centre[None, :], 1e-300)
+        near_line[lam] = mass[np.abs(share - p[1]) < 0.1].sum() / mass.sum()
+        mean_q = [(mass.sum(axis=1 - k) * centre).sum() for k in range(2)]
+        mean_share[lam] = mean_q[1] / sum(mean_q)
+    # Fig. 2(c, d)'s shape (Theorem 3.1): the mass gathers around the dashed line as lambda -> 1
+    # (0.35 of it near the line at 0.9, 0.98 at 0.9999), and the grid's mean share of {2,3} is p.
+    low, high = min(near_line), max(near_line)
+    if not (near_line[high] > 0.95 and near_line[low] < 0.5):
+        fail(f"wedge joint pmf: mass near the line {near_line[low]:.3f} at lambda = {low}, "
+             f"{near_line[high]:.3f} at {high}; expected < 0.5 and > 0.95")
+    if abs(mean_share[high] - p[1]) > 0.005:
+        fail(f"wedge joint pmf at lambda = {high}: mean share of {{2,3}} {mean_share[high]:.4f}, "
+             f"expected {p[1]:.4f}")
     check_coverage(drawing, rows["task_id"], "wedge tasks")
 
 
@@ -401,6 +468,7 @@ def main():
         check_loader(path, qsweep_results)
         drawing = qsweep_results.FIGURES[figure].draw(path)
         check_artists(drawing)
+        check_grids(drawing)
         CHECKS[figure](path, drawing)
         check_picture(figure_dir, os.path.splitext(os.path.basename(path))[0])
         print(f"figures_check: {figure} from {os.path.basename(path)}: "

@@ -100,6 +100,50 @@ blocks:
   }
 }
 
+// The joint pmf columns: parameters, the result as evaluate() gives it, planned lengths equal to
+// the stored ones (two and three types, binned or not), and -1 / NaN / empty where it is off.
+TEST(Execute, JointPmfColumnsHoldTheResult) {
+  const Plan plan = parse(R"(
+name: joint
+blocks:
+  - method: exact
+    family: explicit
+    N: 3
+    types: [{servers: [1, 2], p: 0.6}, {servers: [2, 3], p: 0.4}]
+    lambda: 0.8
+    joint_qmax: [30, 100]
+    joint_bin: [1, 7]
+    zip: [joint_qmax, joint_bin]
+  - {method: exact, family: complete, N: 3, d: 2, lambda: 0.5, joint_qmax: 9, joint_bin: 2}
+  - {method: exact, family: ring, N: 5, lambda: 0.5}
+)");
+  ASSERT_EQ(plan.tasks.size(), 4u);
+  const std::vector<std::vector<std::int64_t>> shapes{{31, 31}, {15, 15}, {5, 5, 5}, {}};
+  const auto& columns = group_columns(Method::exact);
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    const Task& task = plan.tasks[i];
+    const TaskOutcome outcome = execute(task);
+    ASSERT_EQ(outcome.status, TaskStatus::done) << describe(task) << ": " << outcome.error;
+    const model::System system(model::Family(task.family), task.speeds, task.lambda);
+    const exact::Result expected = exact::evaluate(system, task.exact);
+    const Row row = make_row(task, outcome);
+    EXPECT_EQ(cell<std::vector<std::int64_t>>(row, Method::exact, "joint_shape"), shapes[i]);
+    EXPECT_EQ(cell<std::vector<double>>(row, Method::exact, "joint_pmf"), expected.joint_pmf);
+    EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "joint_qmax"), task.exact.joint_qmax);
+    const bool on = !shapes[i].empty();
+    EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "joint_bin"), on ? task.exact.joint_bin : -1);
+    if (on) {
+      EXPECT_EQ(cell<double>(row, Method::exact, "joint_mass"), expected.joint_mass);
+      EXPECT_GT(expected.joint_mass, 0.9);
+    } else {
+      EXPECT_TRUE(std::isnan(cell<double>(row, Method::exact, "joint_mass")));
+    }
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      EXPECT_EQ(cell_length(row.cells[c]), planned_length(task, columns[c]))
+          << describe(task) << " column " << columns[c].name;
+  }
+}
+
 TEST(Execute, TooManyTypesStoreNoPerTypeValues) {
   const Plan plan =
       parse("name: big\nblocks: [{method: exact, family: complete, N: 200, lambda: 0.5}]");

@@ -43,5 +43,11 @@ bool symmetric_applies(const model::System& system);
 const char* symmetric_engine_name(const model::System& system);
 Moments symmetric_engine(const model::System& system, int qmax, bool per_type);
 
+// Joint pmf of the per-type counts, laid out as Result::joint_pmf: at most kMaxJointTypes types
+// (masks over servers 0..speeds.size()-1), C = P(Q = 0) from an engine (so that mass beyond the
+// grid shows as joint mass below 1). Fills joint_pmf, joint_shape and joint_mass of `out`.
+void joint_distribution(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
+                        double total_rate, double C, int qmax, int bin, Result& out);
+
 }  // namespace detail
 }  // namespace qsweep::exact

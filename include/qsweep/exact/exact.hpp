@@ -16,12 +16,22 @@ struct Options {
   bool light_traffic = true;  // compute alpha_q (eq. 30) for q = 1..qmax
   bool per_type = true;       // E[Q_S], E[T_S] per type and E[R_n] per server
   Engine engine = Engine::automatic;
+  // Joint pmf of the per-type counts (Q_S)_S (families with at most kMaxJointTypes types):
+  // counts 0..joint_qmax on every axis, summed over bins of joint_bin counts. -1: off.
+  int joint_qmax = -1;
+  int joint_bin = 1;
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
-    ar & qmax & light_traffic & per_type & engine;
+    ar & qmax & light_traffic & per_type & engine & joint_qmax & joint_bin;
   }
 };
+
+// Limits of the joint pmf: one axis per job type; the grid of (joint_qmax + 1)^types counts is
+// computed (time), (bins per axis)^types values are returned (memory, and one results-file row).
+inline constexpr int kMaxJointTypes = 3;
+inline constexpr double kMaxJointCells = 1e10;
+inline constexpr double kMaxJointBins = 1e6;
 
 // Job types that share every per-type value by symmetry (symmetric engines only): one entry per
 // class, so per-type results exist even when there are too many types to list (complete d = 3 at
@@ -61,15 +71,35 @@ struct Result {
   std::vector<double> EQ_type, ET_type, scaled_EQ_type;  // scaled: (1 - rho) E[Q_S] / p_S
   std::vector<double> ER_server;                          // E[R_n], n = 0..N-1
   std::vector<TypeClass> type_classes;                    // symmetric engines only
+  // Joint pmf (empty if joint_qmax = -1): one axis per type in enumerate() order, row-major (the
+  // last type varies fastest), joint_shape[i] = ceil((joint_qmax + 1) / joint_bin) bins per axis;
+  // bin j of an axis holds the counts j * joint_bin .. min((j + 1) * joint_bin, joint_qmax + 1) - 1
+  // and the value is P(every Q_S in its bin). joint_mass = sum of joint_pmf = P(every Q_S <=
+  // joint_qmax); 1 - joint_mass is the mass beyond the grid (C is the full normalisation).
+  std::vector<double> joint_pmf;
+  std::vector<std::int64_t> joint_shape;
+  double joint_mass = 0.0;
   std::uint64_t unions = 0;  // lattice states visited (cost measure)
 
   friend bool operator==(const Result&, const Result&) = default;
 };
 
+// Whether evaluate() accepts `options` for `system`, and with which engine, without running it
+// (sweep validation and cost estimates use it). Stability is not checked here.
+struct Validation {
+  Engine engine = Engine::general;  // the engine evaluate() uses: general or symmetric
+  std::string option;    // "" if valid; else the option or parameter at fault ("engine", "N",
+                         // "qmax", "joint_qmax", "joint_bin")
+  std::string problem;   // what is wrong, one line ("N = 40 is too large for ...")
+  std::string expected;  // what would be accepted
+  bool ok() const { return option.empty(); }
+};
+Validation validate(const model::System& system, const Options& options);
+
 // Chooses the symmetric engine when the family and speeds allow it (uniform complete, independent
 // or singletons_full with identical speeds), else the general one. Unstable systems return a
 // Result with stable = false and unstable_reason set; never throws for instability.
-// Throws InputError for options out of range or N beyond the chosen engine's limit.
+// Throws InputError ("exact: <problem>; expected <expected>") where validate() finds a problem.
 Result evaluate(const model::System& system, const Options& options);
 
 }  // namespace qsweep::exact

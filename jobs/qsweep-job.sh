@@ -1,8 +1,9 @@
+# shellcheck shell=bash
 # Shared by the SLURM batch scripts in jobs/ (sourced inside the job, not run on its own):
-# picks the MPI launcher, refuses a launch where MPI would see one rank while SLURM allocated
-# more, runs `qsweep run` with the walltime warning forwarded to every rank, and (for the
-# self-resubmitting script) submits the next job of the chain when the sweep is incomplete.
-# See docs/cluster.md.
+# picks the MPI launcher, runs `qsweep run` with the walltime warning forwarded to every rank, and
+# (for the self-resubmitting script) submits the next job of the chain when the sweep is
+# incomplete. qsweep itself refuses a launch that gives it one MPI rank where SLURM allocated
+# several (exit code 2). See docs/cluster.md.
 #
 # Settings (environment, all optional):
 #   QSWEEP           the qsweep executable (default: qsweep on PATH, else $QSWEEP_DIR/build/qsweep)
@@ -34,47 +35,35 @@ qsweep_launch_command() {
   esac
 }
 
-# The guard: launches a probe with the candidate launcher and checks that it starts exactly
-# SLURM_NTASKS processes that each got a distinct MPI rank 0..SLURM_NTASKS-1 from a process
-# manager (PMIx, PMI-2 or Open MPI's mpirun). A launcher without MPI wire-up (srun --mpi=none, an
-# mpirun that ignores the allocation) fails it, instead of running the sweep serially or
-# SLURM_NTASKS times side by side.
-qsweep_probe_launcher() {
+# Whether srun gives the processes it starts their MPI ranks: a probe started like qsweep must see
+# SLURM_NTASKS distinct ranks 0..SLURM_NTASKS-1 from the process manager (PMIx or PMI-2). Fails
+# where srun lacks the plugin or the MPI library lacks the client (then mpirun is the choice).
+qsweep_srun_gives_ranks() {
   local -a launch
-  mapfile -t launch < <(qsweep_launch_command "$1")
-  command -v "${launch[0]}" >/dev/null || { qsweep_log "probe $1: ${launch[0]} not found"; return 1; }
+  mapfile -t launch < <(qsweep_launch_command srun)
+  command -v srun >/dev/null || { qsweep_log "srun not found"; return 1; }
   local expected ranks
   expected=$(seq 0 $((SLURM_NTASKS - 1)) | tr '\n' ' ')
   # shellcheck disable=SC2016  # expanded by each launched process, not here
-  ranks=$(timeout 120 "${launch[@]}" sh -c 'echo "${PMIX_RANK:-${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-none}}}"' \
+  ranks=$(timeout 120 "${launch[@]}" sh -c 'echo "${PMIX_RANK:-${PMI_RANK:-none}}"' \
     2>/dev/null | sort -n | tr '\n' ' ')
-  if [ "$ranks" = "$expected" ]; then
-    return 0
-  fi
-  qsweep_log "probe $1 (${launch[*]}): expected MPI ranks [${expected% }], got [${ranks% }]"
+  [ "$ranks" = "$expected" ] && return 0
+  qsweep_log "probe ${launch[*]}: expected MPI ranks [${expected% }], got [${ranks% }]; not using srun"
   return 1
 }
 
-# Sets QSWEEP_LAUNCH (array) to the first launcher that passes the guard.
+# Sets QSWEEP_LAUNCH (array): the launcher QSWEEP_LAUNCHER names, or for `auto` srun if it gives
+# MPI ranks, else mpirun.
 qsweep_choose_launcher() {
-  local -a candidates
-  case ${QSWEEP_LAUNCHER:-auto} in
-    srun | mpirun) candidates=("$QSWEEP_LAUNCHER") ;;
+  local launcher=${QSWEEP_LAUNCHER:-auto}
+  case $launcher in
+    srun | mpirun) ;;
     # srun is SLURM's own launcher; mpirun (Open MPI) is the fallback where srun lacks PMIx.
-    auto) candidates=(srun mpirun) ;;
-    *) qsweep_log "QSWEEP_LAUNCHER must be auto, srun or mpirun, not '$QSWEEP_LAUNCHER'"; return 1 ;;
+    auto) if qsweep_srun_gives_ranks; then launcher=srun; else launcher=mpirun; fi ;;
+    *) qsweep_log "QSWEEP_LAUNCHER must be auto, srun or mpirun, not '$launcher'"; return 1 ;;
   esac
-  local candidate
-  for candidate in "${candidates[@]}"; do
-    if qsweep_probe_launcher "$candidate"; then
-      mapfile -t QSWEEP_LAUNCH < <(qsweep_launch_command "$candidate")
-      qsweep_log "launcher: ${QSWEEP_LAUNCH[*]} ($SLURM_NTASKS ranks)"
-      return 0
-    fi
-  done
-  qsweep_log "no launcher starts the $SLURM_NTASKS MPI ranks SLURM allocated (SLURM_NTASKS); refusing" \
-    "to run the sweep on fewer ranks than asked. Set QSWEEP_LAUNCHER / QSWEEP_SRUN_MPI, see docs/cluster.md."
-  return 1
+  mapfile -t QSWEEP_LAUNCH < <(qsweep_launch_command "$launcher")
+  qsweep_log "launcher: ${QSWEEP_LAUNCH[*]} ($SLURM_NTASKS ranks)"
 }
 
 # Called on SIGUSR1 (the walltime warning, #SBATCH --signal=B:USR1@...), SIGTERM and SIGINT

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "qsweep/common/exit_codes.hpp"
 #include "qsweep/sweep/cost.hpp"
 
 namespace qsweep::cli {
@@ -123,26 +123,35 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args) {
   }
 }
 
-const CommandRegistration kPlan(10, [](CLI::App& app, int&) {
-  auto args = std::make_shared<PlanArgs>();
-  auto* plan = app.add_subcommand(
-      "plan", "Show a sweep's task count per method and family, estimated costs and biggest tasks");
-  plan->add_option("FILE", args->file, "sweep file (YAML)")->required();
+int plan_command(const PlanArgs& args) {
+  print_plan(sweep::load_plan(args.file), args);
+  return exit_code::ok;
+}
+
+struct ValidateArgs {
+  std::string file;
+};
+
+int validate_command(const ValidateArgs& args) {
+  const sweep::Plan plan = sweep::load_plan(args.file);
+  std::printf("%s: valid, %zu tasks (%zu outside the stability region)\n", args.file.c_str(),
+              plan.tasks.size(), plan.unstable_tasks.size());
+  return exit_code::ok;
+}
+
+const CommandRegistration kPlan(10, [](CLI::App& app, int& exit_code) {
+  const auto [plan, args] = add_file_command(
+      app, exit_code, "plan",
+      "Show a sweep's task count per method and family, estimated costs and biggest tasks",
+      "sweep file (YAML)", plan_command);
   plan->add_option("--top", args->top, "how many of the biggest tasks to list")
       ->capture_default_str();
   plan->add_flag("--tasks", args->all_tasks, "also list every task with its estimated cost");
   plan->add_flag("--json", args->json, "print the summary as JSON");
-  plan->callback([args] { print_plan(sweep::load_plan(args->file), *args); });
 
-  auto validate_args = std::make_shared<std::string>();
-  auto* validate = app.add_subcommand(
-      "validate", "Check a sweep file (keys, types, values, stability); exit 0 if it is valid");
-  validate->add_option("FILE", *validate_args, "sweep file (YAML)")->required();
-  validate->callback([validate_args] {
-    const sweep::Plan p = sweep::load_plan(*validate_args);
-    std::printf("%s: valid, %zu tasks (%zu outside the stability region)\n", validate_args->c_str(),
-                p.tasks.size(), p.unstable_tasks.size());
-  });
+  add_file_command(app, exit_code, "validate",
+                   "Check a sweep file (keys, types, values, stability); exit 0 if it is valid",
+                   "sweep file (YAML)", validate_command);
 });
 
 }  // namespace

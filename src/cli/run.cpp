@@ -3,18 +3,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <memory>
 
 #include "command.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/launch.hpp"
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/run/runner.hpp"
+#include "qsweep/run/signals.hpp"
 
 namespace qsweep::cli {
 namespace {
 
 struct RunArgs {
-  std::string sweep_file;
+  std::string file;  // the sweep file
   run::RunOptions options;
   bool quiet = false;
 };
@@ -31,16 +32,23 @@ std::string own_command_line() {
   return text;
 }
 
-int run_command(RunArgs args) {
+int run_command(const RunArgs& args) {
+  // First: a stop signal during start-up (MPI, the plan, creating the file) is kept for the run,
+  // which then starts no task and exits with "incomplete", instead of killing the process.
+  const run::SignalWatch signals;
+  run::RunOptions options = args.options;
+  options.progress_in_place = run::progress_in_place();  // before MPI_Init changes the environment
+  if (args.quiet) options.progress_seconds = -1.0;
+  options.command_line = own_command_line();
   run::MpiSession mpi;
-  args.options.command_line = own_command_line();
-  if (args.quiet) args.options.progress_seconds = -1.0;
   int code = exit_code::ok;
   bool left_task_running = false;
   try {
+    const std::string mislaunch = run::single_rank_mislaunch(mpi.size());
+    if (!mislaunch.empty()) throw run::AgreedInputError(mislaunch);  // one rank: agreed
     const boost::mpi::communicator world;
-    const sweep::Plan plan = run::distribute_plan(world, args.sweep_file);
-    const run::RunResult result = run::run_plan(world, plan, args.options);
+    const sweep::Plan plan = run::distribute_plan(world, args.file);
+    const run::RunResult result = run::run_plan(world, plan, options);
     code = result.exit_code;
     left_task_running = result.left_task_running;
   } catch (const run::AgreedInputError& e) {
@@ -62,12 +70,11 @@ int run_command(RunArgs args) {
 }
 
 const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
-  auto args = std::make_shared<RunArgs>();
-  CLI::App* command = app.add_subcommand(
-      "run",
+  const auto [command, args] = add_file_command(
+      app, exit_code, "run",
       "Run a sweep under MPI (mpirun -n RANKS qsweep run FILE): rank 0 coordinates, every rank "
-      "computes and writes its rows into one HDF5 file");
-  command->add_option("file", args->sweep_file, "sweep file (YAML)")->required();
+      "computes and writes its rows into one HDF5 file",
+      "sweep file (YAML)", run_command);
   command->add_option("-o,--output", args->options.output,
                       "results file (default: the sweep file's output:)");
   auto* resume = command->add_flag(
@@ -79,7 +86,8 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
   resume->excludes(force);
   command
       ->add_option("--progress", args->options.progress_seconds,
-                   "seconds between progress lines when stderr is not a terminal")
+                   "seconds between progress lines (logs, mpirun, srun; run directly in a "
+                   "terminal, one line is redrawn twice a second)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command->add_flag("-q,--quiet", args->quiet, "no progress lines");
@@ -87,11 +95,10 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
                     "rank 0 only coordinates (by default it also computes on a thread)");
   command->footer(
       "Exit codes: 0 all tasks done (or unstable), 1 runtime error (the job ended with MPI_Abort), "
-      "2 bad input (nothing written), 3 the sweep "
-      "finished but some tasks failed, 4 stopped early (signal): continue with --resume. "
+      "2 bad input or a mis-launch (one MPI rank where SLURM_NTASKS > 1; nothing written), 3 the "
+      "sweep finished but some tasks failed, 4 stopped early (signal): continue with --resume. "
       "SIGUSR1 drains (running tasks finish), SIGTERM/SIGINT stop at once (running tasks stay "
       "pending).");
-  command->callback([args, &exit_code] { exit_code = run_command(*args); });
 });
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <memory>
 
 #include "command.hpp"
 #include "qsweep/common/exit_codes.hpp"
@@ -77,17 +76,16 @@ int status_command(const StatusArgs& args) {
 }
 
 const CommandRegistration status_registration(40, [](CLI::App& app, int& exit_code) {
-  auto args = std::make_shared<StatusArgs>();
-  CLI::App* command = app.add_subcommand(
-      "status", "Summarise a results file: provenance, tasks by status, failures with messages");
-  command->add_option("file", args->file, "results file (HDF5)")->required();
+  const auto [command, args] = add_file_command(
+      app, exit_code, "status",
+      "Summarise a results file: provenance, tasks by status, failures with messages",
+      "results file (HDF5)", status_command);
   command->add_option("--limit", args->limit, "failed / unstable tasks listed at most")
       ->capture_default_str();
   command->add_flag("--yaml", args->yaml, "print the sweep file stored in the results and stop");
   command->footer(
       "Exit codes: 0 every task done or unstable, 3 some failed (none pending), 4 some pending "
       "(resume the run), 2 not a results file.");
-  command->callback([args, &exit_code] { exit_code = status_command(*args); });
 });
 
 // --- export -----------------------------------------------------------------------------------
@@ -128,55 +126,60 @@ std::string csv_cell(const store::TableColumn& column, std::size_t row) {
       column.values);
 }
 
-void write_csv(const std::vector<store::TableColumn>& table, std::ostream& out) {
-  std::size_t rows = 0;
-  for (std::size_t c = 0; c < table.size(); ++c) {
-    out << (c > 0 ? "," : "") << csv_field(table[c].name);
-    rows = std::visit([](const auto& values) { return values.size(); }, table[c].values);
-  }
-  out << '\n';
+// Rows read and written per step: memory stays bounded (about 1 MB for /tasks, whose error
+// text is 256 bytes a row) whatever the size of the group.
+constexpr std::uint64_t kExportChunkRows = 4096;
+
+void write_csv(const store::ResultsReader& reader, const std::string& group, std::ostream& out) {
   std::string line;
-  for (std::size_t r = 0; r < rows; ++r) {
-    line.clear();
+  for (std::uint64_t first = 0;; first += kExportChunkRows) {
+    const std::vector<store::TableColumn> table = reader.read_table(group, first, kExportChunkRows);
+    std::size_t rows = 0;
     for (std::size_t c = 0; c < table.size(); ++c) {
-      if (c > 0) line += ',';
-      line += csv_cell(table[c], r);
+      if (first == 0) out << (c > 0 ? "," : "") << csv_field(table[c].name);
+      rows = std::visit([](const auto& values) { return values.size(); }, table[c].values);
     }
-    line += '\n';
-    out << line;
+    if (first == 0) out << '\n';
+    for (std::size_t r = 0; r < rows; ++r) {
+      line.clear();
+      for (std::size_t c = 0; c < table.size(); ++c) {
+        if (c > 0) line += ',';
+        line += csv_cell(table[c], r);
+      }
+      line += '\n';
+      out << line;
+    }
+    if (rows < kExportChunkRows) return;
   }
 }
 
 int export_command(const ExportArgs& args) {
   const store::ResultsReader reader(args.file);
-  const std::vector<store::TableColumn> table = reader.read_table(args.group);
   if (args.csv.empty() || args.csv == "-") {
-    write_csv(table, std::cout);
+    write_csv(reader, args.group, std::cout);
     std::cout.flush();
     if (!std::cout) throw Error("cannot write the CSV to standard output");
     return exit_code::ok;
   }
   std::ofstream out(args.csv, std::ios::binary);
   if (!out) throw Error("cannot create " + args.csv);
-  write_csv(table, out);
+  write_csv(reader, args.group, out);
   out.close();
   if (!out) throw Error("cannot write " + args.csv);
   return exit_code::ok;
 }
 
 const CommandRegistration export_registration(41, [](CLI::App& app, int& exit_code) {
-  auto args = std::make_shared<ExportArgs>();
-  CLI::App* command = app.add_subcommand(
-      "export",
+  const auto [command, args] = add_file_command(
+      app, exit_code, "export",
       "Write one group of a results file as CSV: one row per task, parameters and scalar results "
-      "(distributions and ragged per-type columns stay in the HDF5 file)");
-  command->add_option("file", args->file, "results file (HDF5)")->required();
+      "(distributions and ragged per-type columns stay in the HDF5 file)",
+      "results file (HDF5)", export_command);
   command->add_option("--group", args->group, "exact, simulate, ldp or tasks")->required();
   command->add_option("--csv", args->csv, "output file (default: standard output)");
   command->footer(
       "Empty fields are NaN (not applicable or not computed). Rows of tasks that are "
       "not done have a status other than done.");
-  command->callback([args, &exit_code] { exit_code = export_command(*args); });
 });
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "qsweep/run/progress.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cmath>
 
@@ -27,6 +28,10 @@ std::string format_progress(const ProgressCounts& counts, double tasks_per_secon
   if (counts.unstable > 0) text += fmt::format(", {} unstable", counts.unstable);
   text += fmt::format(", {:.3g} tasks/s, ETA {}", tasks_per_second, format_duration(eta_seconds));
   return text;
+}
+
+bool progress_in_place(const Environment& env) {
+  return isatty(STDERR_FILENO) != 0 && !started_by_mpi_launcher(env);
 }
 
 Progress::Progress(std::FILE* out, bool terminal, double interval_seconds, double cost_todo,

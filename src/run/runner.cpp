@@ -1,7 +1,5 @@
 #include "qsweep/run/runner.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/mpi/collectives/broadcast.hpp>
 #include <boost/mpi/exception.hpp>
@@ -9,11 +7,15 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <list>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
@@ -120,6 +122,18 @@ void agree_on_rank0(const mpi::communicator& comm, Check&& check) {
   }
   mpi::broadcast(comm, error, 0);
   if (!error.empty()) throw AgreedInputError(error);
+}
+
+// The text of a sweep file; InputError if it cannot be read.
+std::string read_sweep_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError(path + ": cannot read the sweep file (" + std::strerror(errno) +
+                     "); expected a readable YAML file");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // --- the work side of a rank ------------------------------------------------------------------
@@ -235,11 +249,6 @@ class Pause {
 
 // --- rank 0 -----------------------------------------------------------------------------------
 
-// Under mpirun a rank's stderr is a pipe (its stdout is a pseudo-terminal even when mpirun's
-// output goes to a file, so stdout says nothing): plain lines there, in place only when run
-// directly in a terminal.
-bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
-
 struct StartState {
   std::vector<std::uint64_t> todo;
   std::vector<std::int32_t> attempts;  // per task
@@ -260,8 +269,8 @@ class Coordinator {
         counts_(start.counts),
         cost_todo_(scheduler_.remaining_cost()),
         outbox_(comm),
-        progress_(stderr, stderr_is_terminal(),
-                  stderr_is_terminal() ? kTerminalRefreshSeconds : options.progress_seconds,
+        progress_(stderr, options.progress_in_place,
+                  options.progress_in_place ? kTerminalRefreshSeconds : options.progress_seconds,
                   cost_todo_, Progress::Clock::now()) {
     if (local_ != nullptr) slots_.push_back(Slot{0, {}});
     for (int rank = 1; rank < comm.size(); ++rank) slots_.push_back(Slot{rank, {}});
@@ -563,11 +572,28 @@ StartState read_start(const sweep::Plan& plan, const std::string& path, bool cre
 }  // namespace
 
 sweep::Plan distribute_plan(const mpi::communicator& comm, const std::string& path) {
-  sweep::Plan plan;
-  agree_on_rank0(comm, [&] { plan = sweep::load_plan(path); });
-  std::string text = plan.yaml_text;
+  // Rank 0 reads the file and every rank parses the text at the same time: parsing is most of the
+  // start-up of a big sweep, and a parsed plan broadcast instead costs half a parse more
+  // (serialising and deserialising it; docs/running.md, "Performance").
+  std::string text;
+  agree_on_rank0(comm, [&] { text = read_sweep_file(path); });
   mpi::broadcast(comm, text, 0);
-  if (comm.rank() != 0) plan = sweep::parse_plan(text, path);
+  sweep::Plan plan;
+  std::string error;
+  try {
+    plan = sweep::parse_plan(text, path);
+  } catch (const InputError& e) {
+    error = e.what();
+    if (error.empty()) error = "bad input";
+  }
+  // Every rank parsed the same text; rank 0's verdict is the one reported, once.
+  std::string rank0_error = error;
+  mpi::broadcast(comm, rank0_error, 0);
+  if (!rank0_error.empty()) throw AgreedInputError(rank0_error);
+  if (!error.empty()) {
+    throw Error("rank " + std::to_string(comm.rank()) + " could not parse " + path +
+                ", which rank 0 parsed: " + error);
+  }
   std::string hash = plan.hash;
   mpi::broadcast(comm, hash, 0);
   if (hash != plan.hash) {

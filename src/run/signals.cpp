@@ -3,15 +3,17 @@
 #include <signal.h>
 
 #include <atomic>
-#include <stdexcept>
+#include <mutex>
 
 namespace qsweep::run {
 namespace {
 
 // Written only by the handler; lock-free, so safe to touch from it.
 std::atomic<int> g_requested{0};
-std::atomic<bool> g_installed{false};
 static_assert(std::atomic<int>::is_always_lock_free);
+
+std::mutex g_watches_mutex;
+int g_watches = 0;  // SignalWatch objects alive (guarded by the mutex)
 
 constexpr int kWatched[] = {SIGTERM, SIGINT, SIGUSR1};
 struct sigaction g_previous[3];
@@ -36,7 +38,8 @@ extern "C" void on_stop_signal(int signal) {
 }  // namespace
 
 SignalWatch::SignalWatch() {
-  if (g_installed.exchange(true)) throw std::logic_error("only one SignalWatch at a time");
+  const std::lock_guard lock(g_watches_mutex);
+  if (g_watches++ > 0) return;
   g_requested.store(0);
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
@@ -46,8 +49,9 @@ SignalWatch::SignalWatch() {
 }
 
 SignalWatch::~SignalWatch() {
+  const std::lock_guard lock(g_watches_mutex);
+  if (--g_watches > 0) return;
   for (int i = 0; i < 3; ++i) sigaction(kWatched[i], &g_previous[i], nullptr);
-  g_installed.store(false);
 }
 
 StopMode SignalWatch::requested() const { return static_cast<StopMode>(g_requested.load()); }

@@ -24,86 +24,87 @@ std::vector<hsize_t> dims_of(hid_t dataset, const std::string& path) {
   return dims;
 }
 
-// Reads the whole of a 1-D dataset with `memory_type`.
-template <class T>
-std::vector<T> read_all(hid_t file, const std::string& path, hid_t memory_type) {
-  const H5Id dataset = open_dataset(file, path);
-  const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
-  std::vector<T> values(dims.empty() ? 0 : dims[0]);
-  if (!values.empty()) {
-    check(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
-          "H5Dread", path);
+// Rows of a 1-D dataset to read: [start, start + count), or the rows listed (ascending).
+struct RowSelection {
+  hsize_t start = 0;
+  hsize_t count = 0;
+  std::vector<hsize_t> listed;  // when not empty, these rows instead of the range
+  hsize_t size() const { return listed.empty() ? count : listed.size(); }
+};
+
+RowSelection all_rows(hid_t dataset, const std::string& path) {
+  return {0, dims_of(dataset, path).at(0), {}};
+}
+
+// Reads the selected rows of a 1-D dataset as `memory_type` into `out` (rows.size() values).
+void read_rows(hid_t dataset, const std::string& path, hid_t memory_type, const RowSelection& rows,
+               void* out) {
+  const hsize_t n = rows.size();
+  if (n == 0) return;
+  const H5Id file_space(H5Dget_space(dataset), H5Sclose, "H5Dget_space", path);
+  if (rows.listed.empty()) {
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &rows.start, nullptr, &rows.count,
+                              nullptr),
+          "H5Sselect_hyperslab", path);
+  } else {
+    check(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, n, rows.listed.data()),
+          "H5Sselect_elements", path);
   }
+  const H5Id memory_space(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple", path);
+  check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, out),
+        "H5Dread", path);
+}
+
+template <class T>
+std::vector<T> read_values(hid_t dataset, const std::string& path, hid_t memory_type,
+                           const RowSelection& rows) {
+  std::vector<T> values(rows.size());
+  read_rows(dataset, path, memory_type, rows, values.data());
   return values;
 }
 
-// Fixed-length text of the given rows (of every row if `rows` is null).
+// Fixed-length text.
 std::vector<std::string> read_text(hid_t dataset, const std::string& path,
-                                   const std::vector<std::uint64_t>* rows) {
+                                   const RowSelection& rows) {
   const H5Id type(H5Dget_type(dataset), H5Tclose, "H5Dget_type", path);
   if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0) {
     throw StoreError(path + " is not fixed-length text");
   }
   const std::size_t width = H5Tget_size(type.get());
-  const H5Id file_space(H5Dget_space(dataset), H5Sclose, "H5Dget_space", path);
-  hsize_t n = static_cast<hsize_t>(H5Sget_simple_extent_npoints(file_space.get()));
-  if (rows != nullptr) {
-    n = rows->size();
-    if (n == 0) return {};
-    bool first = true;
-    for (const std::uint64_t row : *rows) {
-      const hsize_t start = row;
-      const hsize_t count = 1;
-      check(H5Sselect_hyperslab(file_space.get(), first ? H5S_SELECT_SET : H5S_SELECT_OR, &start,
-                                nullptr, &count, nullptr),
-            "H5Sselect_hyperslab", path);
-      first = false;
-    }
-  }
-  std::vector<char> buffer(n * width);
-  if (n > 0) {
-    const H5Id memory_space(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple", path);
-    check(H5Dread(dataset, type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT,
-                  buffer.data()),
-          "H5Dread", path);
-  }
-  std::vector<std::string> values(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<char> buffer(rows.size() * width);
+  read_rows(dataset, path, type.get(), rows, buffer.data());
+  std::vector<std::string> values(rows.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
     const char* begin = buffer.data() + i * width;
     values[i].assign(begin, std::find(begin, begin + width, '\0'));
   }
   return values;
 }
 
-std::vector<std::string> read_all_text(hid_t file, const std::string& path) {
-  const H5Id dataset = open_dataset(file, path);
-  return read_text(dataset.get(), path, nullptr);
-}
-
 // The status enum read into int8 (enum-to-integer conversion is not an HDF5 conversion, so the
 // file's own enum type is the memory type).
-std::vector<sweep::TaskStatus> read_statuses(hid_t file) {
+std::vector<sweep::TaskStatus> read_statuses(hid_t dataset, const RowSelection& rows) {
   const std::string path = "/tasks/status";
-  const H5Id dataset = open_dataset(file, path);
-  const H5Id type(H5Dget_type(dataset.get()), H5Tclose, "H5Dget_type", path);
+  const H5Id type(H5Dget_type(dataset), H5Tclose, "H5Dget_type", path);
   if (H5Tget_class(type.get()) != H5T_ENUM || H5Tget_size(type.get()) != 1) {
     throw StoreError(path + " is not an 8-bit enum");
   }
-  const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
-  std::vector<std::int8_t> raw(dims.at(0));
-  if (!raw.empty()) {
-    check(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), "H5Dread",
-          path);
-  }
+  const std::vector<std::int8_t> raw = read_values<std::int8_t>(dataset, path, type.get(), rows);
   std::vector<sweep::TaskStatus> statuses(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) {
     if (raw[i] < 0 || raw[i] > static_cast<std::int8_t>(sweep::TaskStatus::unstable)) {
-      throw StoreError(path + " holds an unknown status " + std::to_string(raw[i]) + " in row " +
-                       std::to_string(i));
+      throw StoreError(path + " holds an unknown status " + std::to_string(raw[i]));
     }
     statuses[i] = static_cast<sweep::TaskStatus>(raw[i]);
   }
   return statuses;
+}
+
+std::vector<std::string> status_names(const std::vector<sweep::TaskStatus>& statuses) {
+  std::vector<std::string> names;
+  names.reserve(statuses.size());
+  for (const sweep::TaskStatus status : statuses) names.emplace_back(sweep::to_string(status));
+  return names;
 }
 
 herr_t collect_link_name(hid_t /*group*/, const char* name, const H5L_info_t* /*info*/,
@@ -133,26 +134,21 @@ bool is_ragged_part(const std::string& name, const std::set<std::string>& names)
   return false;
 }
 
-TableColumn read_column(hid_t file, const std::string& path, const std::string& name) {
-  const H5Id dataset = open_dataset(file, path);
-  const H5Id type(H5Dget_type(dataset.get()), H5Tclose, "H5Dget_type", path);
+TableColumn read_column(hid_t dataset, const std::string& path, const std::string& name,
+                        const RowSelection& rows) {
+  const H5Id type(H5Dget_type(dataset), H5Tclose, "H5Dget_type", path);
   switch (H5Tget_class(type.get())) {
     case H5T_FLOAT:
-      return {name, read_all<double>(file, path, H5T_NATIVE_DOUBLE)};
+      return {name, read_values<double>(dataset, path, H5T_NATIVE_DOUBLE, rows)};
     case H5T_INTEGER:
       if (H5Tget_sign(type.get()) == H5T_SGN_NONE) {
-        return {name, read_all<std::uint64_t>(file, path, H5T_NATIVE_UINT64)};
+        return {name, read_values<std::uint64_t>(dataset, path, H5T_NATIVE_UINT64, rows)};
       }
-      return {name, read_all<std::int64_t>(file, path, H5T_NATIVE_INT64)};
+      return {name, read_values<std::int64_t>(dataset, path, H5T_NATIVE_INT64, rows)};
     case H5T_STRING:
-      return {name, read_text(dataset.get(), path, nullptr)};
-    case H5T_ENUM: {
-      std::vector<std::string> names;
-      for (const sweep::TaskStatus status : read_statuses(file)) {
-        names.emplace_back(sweep::to_string(status));
-      }
-      return {name, std::move(names)};
-    }
+      return {name, read_text(dataset, path, rows)};
+    case H5T_ENUM:  // /tasks/status
+      return {name, status_names(read_statuses(dataset, rows))};
     default:
       throw StoreError(path + " has a type qsweep does not export");
   }
@@ -189,31 +185,36 @@ std::string ResultsReader::attribute(const std::string& name) const {
 }
 
 std::vector<sweep::TaskStatus> ResultsReader::statuses() const {
-  return read_statuses(file_.get());
+  const H5Id dataset = open_dataset(file_.get(), "/tasks/status");
+  return read_statuses(dataset.get(), all_rows(dataset.get(), "/tasks/status"));
 }
 
 std::vector<std::int32_t> ResultsReader::attempts() const {
-  return read_all<std::int32_t>(file_.get(), "/tasks/attempts", H5T_NATIVE_INT32);
+  const H5Id dataset = open_dataset(file_.get(), "/tasks/attempts");
+  return read_values<std::int32_t>(dataset.get(), "/tasks/attempts", H5T_NATIVE_INT32,
+                                   all_rows(dataset.get(), "/tasks/attempts"));
 }
 
 std::vector<std::string> ResultsReader::methods() const {
-  return read_all_text(file_.get(), "/tasks/method");
+  const H5Id dataset = open_dataset(file_.get(), "/tasks/method");
+  return read_text(dataset.get(), "/tasks/method", all_rows(dataset.get(), "/tasks/method"));
 }
 
 std::vector<TaskProblem> ResultsReader::problems(sweep::TaskStatus status,
                                                  std::size_t limit) const {
   const std::vector<sweep::TaskStatus> all = statuses();
-  std::vector<std::uint64_t> rows;
-  for (std::uint64_t id = 0; id < all.size() && rows.size() < limit; ++id) {
-    if (all[id] == status) rows.push_back(id);
+  RowSelection rows;
+  for (hsize_t id = 0; id < all.size() && rows.listed.size() < limit; ++id) {
+    if (all[id] == status) rows.listed.push_back(id);
   }
+  if (rows.listed.empty()) return {};
   const H5Id error = open_dataset(file_.get(), "/tasks/error");
   const H5Id method = open_dataset(file_.get(), "/tasks/method");
-  const std::vector<std::string> errors = read_text(error.get(), "/tasks/error", &rows);
-  const std::vector<std::string> methods = read_text(method.get(), "/tasks/method", &rows);
+  const std::vector<std::string> errors = read_text(error.get(), "/tasks/error", rows);
+  const std::vector<std::string> methods = read_text(method.get(), "/tasks/method", rows);
   std::vector<TaskProblem> problems;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    problems.push_back({rows[i], methods[i], status, errors[i]});
+  for (std::size_t i = 0; i < rows.listed.size(); ++i) {
+    problems.push_back({rows.listed[i], methods[i], status, errors[i]});
   }
   return problems;
 }
@@ -228,7 +229,9 @@ std::vector<std::string> ResultsReader::method_groups() const {
   return groups;
 }
 
-std::vector<TableColumn> ResultsReader::read_table(const std::string& group) const {
+std::vector<TableColumn> ResultsReader::read_table(const std::string& group,
+                                                   std::uint64_t first_row,
+                                                   std::uint64_t max_rows) const {
   std::vector<std::string> known = method_groups();
   known.insert(known.begin(), "tasks");
   if (std::find(known.begin(), known.end(), group) == known.end()) {
@@ -246,21 +249,21 @@ std::vector<TableColumn> ResultsReader::read_table(const std::string& group) con
   for (const std::string& name : names) {
     const std::string path = group_path + "/" + name;
     if (is_ragged_part(name, name_set)) continue;
-    {
-      const H5Id dataset = open_dataset(file_.get(), path);
-      if (dims_of(dataset.get(), path).size() != 1) continue;  // distributions [rows, width]
-    }
-    table.push_back(read_column(file_.get(), path, name));
+    const H5Id dataset = open_dataset(file_.get(), path);
+    const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
+    if (dims.size() != 1) continue;  // distributions [rows, width]
+    RowSelection rows;
+    rows.start = std::min<hsize_t>(first_row, dims[0]);
+    rows.count = std::min<hsize_t>(max_rows, dims[0] - rows.start);
+    table.push_back(read_column(dataset.get(), path, name, rows));
     if (group != "tasks" && name == "task_id") {
       // The status of each row's task, from /tasks.
-      const auto& task_ids = std::get<std::vector<std::int64_t>>(table.back().values);
-      const std::vector<sweep::TaskStatus> all = statuses();
-      std::vector<std::string> status;
-      status.reserve(task_ids.size());
-      for (const std::int64_t id : task_ids) {
-        status.emplace_back(sweep::to_string(all.at(static_cast<std::size_t>(id))));
+      RowSelection tasks;
+      for (const std::int64_t id : std::get<std::vector<std::int64_t>>(table.back().values)) {
+        tasks.listed.push_back(static_cast<hsize_t>(id));
       }
-      table.push_back({"status", std::move(status)});
+      const H5Id status = open_dataset(file_.get(), "/tasks/status");
+      table.push_back({"status", status_names(read_statuses(status.get(), tasks))});
     }
   }
   return table;

@@ -11,8 +11,15 @@
       tasks finished before a kill never ran again; at least K kills caught tasks in flight.
   results_check.py opens FILE.h5
       The file opens and every dataset reads.
+  results_check.py csv FILE.h5 GROUP EXPORT.csv
+      EXPORT.csv (from `qsweep export`) holds the group's one-value-per-row datasets in creation
+      order (ragged columns and distributions left out, a status column after task_id in method
+      groups), one line per row, every value equal to the dataset's (floats read back exactly,
+      NaN as an empty field).
 Exits non-zero with a message on the first difference.
 """
+import csv
+import math
 import sys
 
 import h5py
@@ -107,6 +114,53 @@ def opens(path):
         print(f"results_check: {path} opens, {len(datasets(f))} datasets read")
 
 
+def exported_columns(group):
+    """Names of the 1-D datasets of a group that are one value per row, in creation order."""
+    names = list(group.keys())
+    ragged = {n for n in names if n + "_offset" in names}
+    ragged |= {n + suffix for n in ragged for suffix in ("_offset", "_count")}
+    return [n for n in names if n not in ragged and group[n].ndim == 1]
+
+
+def csv_matches(path, group_name, csv_path):
+    with h5py.File(path, "r") as f:
+        group = f[group_name]
+        status_names = {v: k for k, v in h5py.check_enum_dtype(f["tasks/status"].dtype).items()}
+        task_status = f["tasks/status"][()]
+        columns = {}
+        for name in exported_columns(group):
+            values = group[name][()]
+            if name == "status":
+                values = [status_names[v] for v in values]
+            columns[name] = values
+            if name == "task_id" and group_name != "tasks":
+                columns["status"] = [status_names[task_status[i]] for i in values]
+    with open(csv_path, newline="") as text:
+        reader = csv.reader(text)
+        header = next(reader)
+        if header != list(columns):
+            fail(f"{csv_path}: columns {header}, expected {list(columns)}")
+        rows = 0
+        for r, row in enumerate(reader):
+            rows += 1
+            for name, field in zip(header, row):
+                value = columns[name][r]
+                if isinstance(value, bytes):
+                    ok = field == value.decode()
+                elif isinstance(value, str):
+                    ok = field == value
+                elif isinstance(value, (float, np.floating)):
+                    ok = field == "" if math.isnan(value) else float(field) == value
+                else:
+                    ok = int(field) == value
+                if not ok:
+                    fail(f"{csv_path}: row {r} column {name}: '{field}', dataset has {value!r}")
+    expected_rows = len(next(iter(columns.values())))
+    if rows != expected_rows:
+        fail(f"{csv_path}: {rows} rows, /{group_name} has {expected_rows}")
+    print(f"{csv_path}: {rows} rows x {len(columns)} columns equal to /{group_name}")
+
+
 def main(argv):
     if len(argv) >= 3 and argv[0] == "same":
         same(argv[1], argv[2], "--ignore-attempts" in argv[3:])
@@ -121,6 +175,8 @@ def main(argv):
         resumed(argv[1], argv[2], rest, minimum)
     elif len(argv) == 2 and argv[0] == "opens":
         opens(argv[1])
+    elif len(argv) == 4 and argv[0] == "csv":
+        csv_matches(argv[1], argv[2], argv[3])
     else:
         fail(__doc__)
 

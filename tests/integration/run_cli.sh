@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `qsweep run` as a user meets it: bad input (exit 2, nothing written, one message), an existing
-# file is never replaced without --force, --resume checks the plan, status and export, the exit
-# codes, and signals (SIGUSR1 through mpirun drains, SIGTERM stops at once; exit 4, resumable).
+# `qsweep run` as a user meets it: bad input (exit 2, nothing written, one message), a mis-launch
+# (several SLURM tasks, one MPI rank) refused, an existing file is never replaced without
+# --force, --resume checks the plan, status and export, the exit codes, progress redrawn only on
+# a terminal outside a launcher, and signals (SIGUSR1 through mpirun drains, SIGTERM stops at
+# once; exit 4, resumable).
 # Usage: run_cli.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 mixed=$SOURCE_DIR/tests/integration/run_mixed.yaml
@@ -14,6 +16,25 @@ expect_exit 2 mpi 2 "$QSWEEP" run bad.yaml -o bad.h5 2>bad.log
 [ "$(grep -c "bad.yaml:6:5: unknown key 'lamda'" bad.log)" -eq 1 ] || { cat bad.log; fail "not one message naming the bad key"; }
 expect_exit 2 mpi 2 "$QSWEEP" run "$mixed" 2>/dev/null  # no -o and no output: in the file
 expect_exit 2 "$QSWEEP" run "$mixed" -o x.h5 --resume --force 2>/dev/null
+
+# --- SLURM asked for 3 tasks but MPI sees one rank (qsweep without srun/mpirun in a job) ----------
+expect_exit 2 env SLURM_NTASKS=3 "$QSWEEP" run "$mixed" -o alone.h5 2>alone.log
+grep -q "SLURM_NTASKS=3.*MPI sees 1 rank.*QSWEEP_ALLOW_SINGLE_RANK=1" alone.log ||
+  { cat alone.log; fail "no message naming SLURM_NTASKS and the override"; }
+[ ! -e alone.h5 ] && [ ! -e alone.h5.partial ] || fail "a refused launch wrote a file"
+expect_exit 2 env SLURM_NPROCS=2 "$QSWEEP" run "$mixed" -o alone.h5 2>/dev/null
+env SLURM_NTASKS=3 QSWEEP_ALLOW_SINGLE_RANK=1 "$QSWEEP" run "$mixed" -o alone.h5 --quiet
+env SLURM_NTASKS=2 mpirun -n 2 --oversubscribe -x SLURM_NTASKS "$QSWEEP" run "$mixed" -o alone.h5 --quiet --force
+
+# --- progress: redrawn in place (ESC [K) on a terminal, plain lines under a launcher -------------
+# `script` gives the run a terminal; PMI_RANK is what an MPI launcher (MPICH, srun --mpi=pmi2)
+# leaves, and under it the terminal is usually a log on its way (Open MPI's mpirun even gives
+# every rank a terminal as stdout).
+script -qec "'$QSWEEP' run '$mixed' -o tty.h5 --force" /dev/null </dev/null >tty.log
+grep -q $'\e\\[K' tty.log || { cat -A tty.log; fail "no progress redrawn on a terminal"; }
+script -qec "env PMI_RANK=0 '$QSWEEP' run '$mixed' -o tty.h5 --force --progress 0.01" /dev/null </dev/null >launcher.log
+if grep -q $'\e' launcher.log; then cat -A launcher.log; fail "progress redrawn under a launcher"; fi
+grep -q 'qsweep: 34/34 tasks' launcher.log || { cat launcher.log; fail "no progress lines under a launcher"; }
 
 # --- an existing file is refused without --resume / --force ------------------------------------
 mpi 2 "$QSWEEP" run "$mixed" -o out.h5 --quiet

@@ -1,58 +1,58 @@
 #!/usr/bin/env bash
 # jobs/sweep.sbatch on a private one-node SLURM cluster: submitted with sbatch through each
-# launcher (srun --mpi=pmix, mpirun), the job runs the sweep on the 3 ranks SLURM allocated and
-# writes the same results as a run outside SLURM on 2 ranks; a launch where MPI would not see
-# those 3 ranks (srun --mpi=none) is refused by the guard before any file is written; SIGUSR1
-# sent to the batch shell reaches the ranks through mpirun, and they stop with "incomplete".
+# launcher (srun --mpi=pmix, mpirun) and the automatic choice, the job runs the sweep on the 3
+# ranks SLURM allocated and writes the same results as a run outside SLURM on 2 ranks; the
+# automatic choice falls back to mpirun where srun gives no MPI ranks (srun --mpi=none); qsweep
+# started without a launcher in a 3-task job refuses to run (exit 2, no file); SIGUSR1 sent to
+# the batch shell reaches the ranks through mpirun, and they stop with "incomplete".
 # Usage: slurm_job.sh QSWEEP_BINARY SOURCE_DIR (CTest passes both). Skips (exit 77) without SLURM.
-set -euo pipefail
-QSWEEP_BIN=$(realpath "$1")
-SOURCE_DIR=$(realpath "$2")
 # shellcheck source=tests/integration/slurm_lib.bash
-source "$SOURCE_DIR/tests/integration/slurm_lib.bash"
-start_local_slurm
-
+source "$(dirname "$0")/slurm_lib.bash" "$@"
 sweep=$SOURCE_DIR/tests/integration/slurm_small.yaml
-export QSWEEP=$QSWEEP_BIN QSWEEP_DIR=$SOURCE_DIR
-if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-cd "$WORK"
 
 mpirun -n 2 --oversubscribe "$QSWEEP_BIN" run "$sweep" -o reference.h5 --quiet
 check_complete reference.h5 2
 
-# Each launcher explicitly, then the automatic choice, then a launch the guard must refuse.
+# Each launcher explicitly, the automatic choice, the automatic choice where srun gives no MPI
+# ranks, and the classic mis-launch: qsweep without a launcher in a batch job of 3 tasks.
 srun_job=$(QSWEEP_LAUNCHER=srun sbatch --parsable --ntasks=3 --time=5 --output=srun.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o srun.h5)
 mpirun_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=5 --output=mpirun.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o mpirun.h5)
 auto_job=$(sbatch --parsable --ntasks=3 --time=5 --output=auto.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o auto.h5)
-guard_job=$(QSWEEP_LAUNCHER=srun QSWEEP_SRUN_MPI=none sbatch --parsable --ntasks=3 --time=5 \
-  --output=guard.log "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o guard.h5)
-echo "submitted jobs $srun_job (srun), $mpirun_job (mpirun), $auto_job (auto), $guard_job (guard)"
+fallback_job=$(QSWEEP_SRUN_MPI=none sbatch --parsable --ntasks=3 --time=5 --output=fallback.log \
+  "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o fallback.h5)
+alone_job=$(sbatch --parsable --ntasks=3 --time=5 --output=alone.log \
+  --wrap "'$QSWEEP_BIN' run '$sweep' -o alone.h5")
+echo "submitted jobs $srun_job (srun), $mpirun_job (mpirun), $auto_job (auto)," \
+  "$fallback_job (auto, srun without MPI ranks), $alone_job (no launcher)"
 wait_for_idle_queue 300
 
-for run in srun mpirun auto; do
+for run in srun mpirun auto fallback; do
   echo "--- $run.log"
   cat "$run.log"
 done
-for job in "$srun_job" "$mpirun_job" "$auto_job"; do
+for job in "$srun_job" "$mpirun_job" "$auto_job" "$fallback_job"; do
   outcome="$(job_field "$job" JobState) $(job_field "$job" ExitCode)"
   [ "$outcome" = "COMPLETED 0:0" ] || fail "job $job: $outcome, expected COMPLETED 0:0"
 done
 grep -q 'launcher: srun --mpi=pmix (3 ranks)' srun.log || fail "srun.log does not show the srun launch"
 grep -q 'launcher: mpirun (3 ranks)' mpirun.log || fail "mpirun.log does not show the mpirun launch"
-for run in srun mpirun auto; do
+grep -q 'launcher: srun --mpi=pmix (3 ranks)' auto.log || fail "auto.log: srun works here but was not chosen"
+grep -q 'launcher: mpirun (3 ranks)' fallback.log || fail "fallback.log: mpirun was not chosen after srun failed"
+for run in srun mpirun auto fallback; do
   check_complete "$run.h5" 3
   check_identical_results reference.h5 "$run.h5"
+  if grep -q $'\r' "$run.log"; then fail "$run.log has carriage returns (progress redrawn in a log)"; fi
 done
 
-echo "--- guard.log"
-cat guard.log
-[ "$(job_field "$guard_job" ExitCode)" = 1:0 ] ||
-  fail "guard job $guard_job: exit code $(job_field "$guard_job" ExitCode), expected 1"
-grep -q 'refusing to run' guard.log || fail "guard.log does not explain the refusal"
-[ ! -e guard.h5 ] || fail "the refused job wrote guard.h5"
+echo "--- alone.log"
+cat alone.log
+[ "$(job_field "$alone_job" ExitCode)" = 2:0 ] ||
+  fail "job $alone_job without a launcher: exit code $(job_field "$alone_job" ExitCode), expected 2"
+grep -q 'SLURM_NTASKS=3.*MPI sees 1 rank' alone.log || fail "alone.log does not explain the refusal"
+[ ! -e alone.h5 ] || fail "the refused job wrote alone.h5"
 # The walltime warning through mpirun: SIGUSR1 to the batch shell alone (what --signal=B:USR1
 # does) must reach the ranks, which drain and exit with 4, leaving a resumable file.
 signal_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=5 --output=signal.log \

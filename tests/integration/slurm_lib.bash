@@ -1,10 +1,15 @@
-# Shared by tests/integration/slurm_*.sh (sourced; not a test itself): a private one-node SLURM
-# cluster for the test (scripts/slurm-local.sh), waiting for jobs, and HDF5 checks.
-# The sourcing script sets QSWEEP_BIN and SOURCE_DIR first.
+# Shared by tests/integration/slurm_*.sh (sourced; not a test itself): the test's arguments, a
+# private one-node SLURM cluster for the test (scripts/slurm-local.sh), waiting for jobs, and HDF5
+# checks. Usage in a script: source "$(dirname "$0")/slurm_lib.bash" "$@"
+# It sets QSWEEP_BIN and SOURCE_DIR, exports QSWEEP and QSWEEP_DIR for the job scripts, starts the
+# cluster and changes to the test's scratch directory WORK.
 #
 # Where SLURM cannot be had (not root, packages not installable, daemons do not start) the test
 # is skipped: it prints "SKIP: reason" and exits 77, which CTest reports as skipped. With
 # QSWEEP_REQUIRE_SLURM=1 that is a failure instead.
+set -euo pipefail
+QSWEEP_BIN=$(realpath "$1")
+SOURCE_DIR=$(realpath "$2")
 
 readonly SLURM_SKIP=77
 PYTHON=/usr/bin/python3  # Debian's, with h5py and numpy
@@ -116,3 +121,8 @@ print(f"compared {len(da)} datasets; differing: {differing or 'none'}")
 sys.exit(1 if differing else 0)
 EOF
 }
+
+start_local_slurm
+export QSWEEP=$QSWEEP_BIN QSWEEP_DIR=$SOURCE_DIR
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+cd "$WORK"

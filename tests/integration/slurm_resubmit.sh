@@ -5,17 +5,10 @@
 # jobs, that every job but the last stopped incomplete and the last finished, and that the results
 # are identical to an uninterrupted run.
 # Usage: slurm_resubmit.sh QSWEEP_BINARY SOURCE_DIR (CTest passes both). Skips (exit 77) without SLURM.
-set -euo pipefail
-QSWEEP_BIN=$(realpath "$1")
-SOURCE_DIR=$(realpath "$2")
 # shellcheck source=tests/integration/slurm_lib.bash
-source "$SOURCE_DIR/tests/integration/slurm_lib.bash"
-start_local_slurm
-
+source "$(dirname "$0")/slurm_lib.bash" "$@"
 sweep=$SOURCE_DIR/tests/integration/slurm_long.yaml
-export QSWEEP=$QSWEEP_BIN QSWEEP_DIR=$SOURCE_DIR QSWEEP_MAX_JOBS=20
-if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-cd "$WORK"
+export QSWEEP_MAX_JOBS=20
 
 start=$SECONDS
 mpirun -n 3 --oversubscribe "$QSWEEP_BIN" run "$sweep" -o reference.h5 --quiet

@@ -136,12 +136,31 @@ TEST(SignalWatch, Usr1DrainsTermAndIntStopNow) {
     const SignalWatch watch;
     raise(SIGINT);
     EXPECT_EQ(watch.requested(), StopMode::now);
-    EXPECT_THROW(SignalWatch{}, std::logic_error);  // one at a time
   }
   // The previous dispositions are back.
   struct sigaction action {};
   sigaction(SIGTERM, nullptr, &action);
   EXPECT_EQ(action.sa_handler, SIG_DFL);
+}
+
+TEST(SignalWatch, NestedWatchesSeeEarlierRequests) {
+  {
+    const SignalWatch outer;  // as `qsweep run` holds one from its start
+    raise(SIGUSR1);           // during start-up
+    {
+      const SignalWatch inner;  // as run_plan holds one for the run
+      EXPECT_EQ(inner.requested(), StopMode::drain);
+    }
+    // The inner watch is gone, the handlers are not: a second SIGUSR1 is still caught.
+    raise(SIGUSR1);
+    EXPECT_EQ(outer.requested(), StopMode::now);
+  }
+  struct sigaction action {};
+  sigaction(SIGUSR1, nullptr, &action);
+  EXPECT_EQ(action.sa_handler, SIG_DFL);
+  // A new outermost watch starts without the old request.
+  const SignalWatch watch;
+  EXPECT_EQ(watch.requested(), StopMode::none);
 }
 
 TEST(SignalWatch, ASecondStopNowEndsTheProcess) {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <set>
 
-#include "../store/mpi_test_environment.hpp"  // first: it keeps MPI to its C API
+#include "../store/mpi_test_environment.hpp"
 #include "hook_plan.hpp"
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/run/runner.hpp"

@@ -2,15 +2,17 @@
 // recorded, refusing to clobber, resume, and the two kinds of stop.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/mpi/communicator.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
-#include "../store/mpi_test_environment.hpp"  // first: it keeps MPI to its C API
+#include "../store/mpi_test_environment.hpp"
 #include "hook_plan.hpp"
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/run/runner.hpp"
+#include "qsweep/run/signals.hpp"
 #include "qsweep/store/results_reader.hpp"
 
 namespace qsweep::run {
@@ -190,6 +192,35 @@ TEST_F(RunPlanTest, Usr1DrainsThenResumeFinishes) {
   for (const std::int32_t attempts : store::ResultsReader(options_.output).attempts()) {
     EXPECT_EQ(attempts, 1);
   }
+}
+
+TEST_F(RunPlanTest, AStopRequestedDuringStartUpRunsNoTask) {
+  // `qsweep run` watches signals from its first instruction; a SIGUSR1 that came before the run
+  // (while MPI started or the plan was parsed) is kept: no task starts, every task stays pending
+  // in a complete file, and the run exits with "incomplete".
+  const sweep::Plan plan = hook_plan(50, "early-stop");
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  const TaskFunction counting = [calls](const sweep::Task& task) {
+    ++*calls;
+    return qsweep::testing::fake_result(task);
+  };
+  {
+    const SignalWatch whole_process;
+    raise(SIGUSR1);
+    const RunResult stopped = run(plan, counting);
+    EXPECT_EQ(stopped.exit_code, exit_code::incomplete);
+    EXPECT_EQ(stopped.counts.done, 0u);
+  }
+  EXPECT_EQ(*calls, 0);
+  {
+    const store::ResultsReader reader(options_.output);
+    for (const sweep::TaskStatus status : reader.statuses())
+      EXPECT_EQ(status, sweep::TaskStatus::pending);
+    for (const std::int32_t attempts : reader.attempts()) EXPECT_EQ(attempts, 0);
+  }
+  options_.resume = true;
+  EXPECT_EQ(run(plan, counting).exit_code, exit_code::ok);
+  EXPECT_EQ(*calls, 50);
 }
 
 TEST_F(RunPlanTest, TermAbandonsTheRunningTaskWhichStaysPending) {

@@ -2,10 +2,6 @@
 // MPI for a GoogleTest program: initialised before the first test, finalised after the last.
 // Run directly, a test program is an MPI singleton (one rank); launched by mpirun (see
 // tests/run/test_mpi_ranks.cpp) it has several.
-// The MPI C API only: Open MPI's deprecated C++ bindings would need libmpi_cxx at link time.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi_test_environment.hpp"  // first: it keeps MPI to its C API
+#include "mpi_test_environment.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/results_reader.hpp"
@@ -452,6 +452,67 @@ TEST_F(ResultsFileTest, TablesHoldOneValuePerRowInSchemaOrderWithStatus) {
   EXPECT_THROW(reader.read_table("nonsense"), InputError);
   const std::vector<TableColumn> tasks = reader.read_table("tasks");
   EXPECT_EQ(tasks[0].name, "id");
+}
+
+TEST_F(ResultsFileTest, TablesReadInPiecesEqualTheDatasets) {
+  const sweep::Plan plan = mixed_plan();
+  const Layout layout(plan);
+  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  std::vector<FinishedTask> finished;
+  for (const std::uint64_t id : layout.groups()[0].task_ids) {
+    if (id % 3 != 1) finished.push_back({id, sweep::execute(plan.tasks[id]), 0});
+  }
+  {
+    ResultsFile file(path_, plan, layout, MPI_COMM_WORLD);
+    file.write_finished(finished);
+    file.close();
+  }
+  std::vector<std::int64_t> task_id, N;
+  std::vector<double> EQ;
+  std::vector<std::string> family;
+  std::vector<std::int8_t> statuses;
+  {
+    const RawFile raw(path_);
+    task_id = raw_ints(raw.id, "/exact/task_id");
+    N = raw_ints(raw.id, "/exact/N");
+    EQ = raw_doubles(raw.id, "/exact/EQ");
+    family = raw_text(raw.id, "/exact/family");
+    statuses = raw_statuses(raw.id);
+  }
+  const ResultsReader reader(path_);
+  const std::size_t rows = task_id.size();  // 5
+  for (const std::uint64_t piece : {1, 2, 3, 5, 100}) {
+    for (std::uint64_t first = 0; first < rows + 2; first += piece) {
+      const std::vector<TableColumn> table = reader.read_table("exact", first, piece);
+      const std::size_t n = first < rows ? std::min<std::size_t>(piece, rows - first) : 0;
+      for (const TableColumn& column : table) {
+        std::visit([&](const auto& values) { EXPECT_EQ(values.size(), n) << column.name; },
+                   column.values);
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t row = first + i;
+          if (column.name == "task_id") {
+            EXPECT_EQ(std::get<std::vector<std::int64_t>>(column.values)[i], task_id[row]);
+          } else if (column.name == "N") {
+            EXPECT_EQ(std::get<std::vector<std::int64_t>>(column.values)[i], N[row]);
+          } else if (column.name == "EQ") {
+            EXPECT_TRUE(same_double(std::get<std::vector<double>>(column.values)[i], EQ[row]));
+          } else if (column.name == "family") {
+            EXPECT_EQ(std::get<std::vector<std::string>>(column.values)[i], family[row]);
+          } else if (column.name == "status") {
+            const auto status =
+                static_cast<sweep::TaskStatus>(statuses.at(static_cast<std::size_t>(task_id[row])));
+            EXPECT_EQ(std::get<std::vector<std::string>>(column.values)[i],
+                      sweep::to_string(status));
+          }
+        }
+      }
+      // The columns are the same, in the same order, for every piece (even an empty one).
+      ASSERT_EQ(table.size(), reader.read_table("exact").size());
+      for (std::size_t c = 0; c < table.size(); ++c) {
+        EXPECT_EQ(table[c].name, reader.read_table("exact")[c].name);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #pragma once
 // Progress of a run on rank 0's stderr: tasks finished / total, failed, rate, ETA. On a terminal
-// one line is redrawn in place; otherwise (SLURM logs) a plain line is printed every interval.
+// one line is redrawn in place; otherwise (logs, launchers) a plain line every interval.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+
+#include "qsweep/run/launch.hpp"
 
 namespace qsweep::run {
 
@@ -20,6 +22,13 @@ std::string format_duration(double seconds);
 // "1234/5000 tasks (24.7%), 3 failed, 12 unstable, 812 tasks/s, ETA 4m38s"
 std::string format_progress(const ProgressCounts& counts, double tasks_per_second,
                             double eta_seconds);
+
+// Whether progress should be one line redrawn in place: stderr is a terminal and no MPI launcher
+// started this process. Under a launcher the output goes through it, usually into a log, where
+// redraws would be carriage-return noise (Open MPI's mpirun even gives every rank a terminal as
+// stdout). Call it before MPI_Init, which sets launcher variables in an MPI singleton's own
+// environment.
+bool progress_in_place(const Environment& env = process_environment);
 
 class Progress {
  public:

@@ -18,9 +18,11 @@ struct RunOptions {
   bool force = false;   // replace an existing file
   // Rank 0 only coordinates instead of also computing (ignored with one rank).
   bool dedicated_coordinator = false;
-  // Seconds between progress lines when stderr is not a terminal (SLURM logs, mpirun); a terminal
-  // is redrawn twice a second. < 0: no progress output.
+  // Seconds between progress lines; < 0: no progress output.
   double progress_seconds = 30.0;
+  // Progress as one line redrawn in place twice a second (a terminal) instead of a line every
+  // progress_seconds (logs). `qsweep run` decides before MPI starts: see progress_in_place().
+  bool progress_in_place = false;
   std::string command_line;  // stored as provenance
 };
 
@@ -40,8 +42,8 @@ class AgreedInputError : public InputError {
   using InputError::InputError;
 };
 
-// Rank 0 reads and validates the sweep file, the other ranks parse the same text. Throws
-// AgreedInputError for a bad file.
+// Rank 0 reads the sweep file, every rank parses and validates the text (at the same time).
+// Throws AgreedInputError for a bad file (rank 0's message, the same on every rank).
 sweep::Plan distribute_plan(const boost::mpi::communicator& comm, const std::string& path);
 
 // Collective: runs `plan` (the same on every rank) into the results file. Throws

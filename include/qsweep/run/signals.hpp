@@ -11,7 +11,10 @@ enum class StopMode : int {
   now = 2,    // no new work; running tasks are abandoned (pending, run again on --resume)
 };
 
-// Installs the handlers for its lifetime (one at a time) and restores the previous ones after.
+// Installs the handlers for its lifetime and restores the previous ones after. Watches nest:
+// `qsweep run` holds one from its first instruction (a signal during start-up is kept, not
+// fatal) and run_plan one for the run; the outermost installs the handlers and forgets earlier
+// requests, the inner ones see what was requested before them.
 class SignalWatch {
  public:
   SignalWatch();

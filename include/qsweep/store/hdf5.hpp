@@ -2,10 +2,6 @@
 // The one RAII wrapper for HDF5 identifiers (files, groups, datasets, dataspaces, datatypes,
 // property lists, attributes) and the conversion of HDF5 failures into exceptions that name the
 // call and the object ("H5Dwrite(/exact/EQ) failed: ...").
-// The MPI C API only: Open MPI's deprecated C++ bindings would need libmpi_cxx at link time.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
 #include <hdf5.h>
 
 #include <string>

@@ -3,10 +3,6 @@
 // the plan, with every task's parameters in place and every task pending; after that each rank
 // writes only the rows of the tasks it ran (independent I/O), a row's status last. Only raw data
 // changes after creation, so a job killed at any moment leaves a file that opens cleanly.
-// The MPI C API only: Open MPI's deprecated C++ bindings would need libmpi_cxx at link time.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
 #include <mpi.h>
 
 #include <cstdint>

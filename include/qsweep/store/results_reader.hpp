@@ -2,6 +2,7 @@
 // Reading a results file (serially, read-only): for `qsweep status`, `qsweep export` and the
 // resume check. Safe to use on a file that a running job is writing (it sees finished rows).
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <variant>
@@ -56,7 +57,11 @@ class ResultsReader {
   // The 1-D datasets of a group ("tasks" or a method group), in schema order: parameters and
   // scalar results. Distributions ([rows, width]) and ragged columns are left out. Method groups
   // get a `status` column (from /tasks) after task_id. Throws InputError for an unknown group.
-  std::vector<TableColumn> read_table(const std::string& group) const;
+  // Rows [first_row, first_row + max_rows) only (fewer at the end, none past it): a big group is
+  // read in pieces of bounded size.
+  std::vector<TableColumn> read_table(
+      const std::string& group, std::uint64_t first_row = 0,
+      std::uint64_t max_rows = std::numeric_limits<std::uint64_t>::max()) const;
 
  private:
   std::string path_;

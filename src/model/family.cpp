@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -157,6 +158,35 @@ std::vector<Edge> erdos_renyi_graph(const FamilyParams& p, Rng& rng) {
   return edges;
 }
 
+// Largest d with N (N-1) ... (N-d+1) <= 2^64 - 1 for some N >= d: d! <= 2^64 - 1 needs d <= 20.
+constexpr int kMaxTupleSize = 20;
+
+// A uniform ordered d-tuple of distinct servers out of N from one 64-bit draw (usually), where
+// `tuples` = N (N-1) ... (N-d+1) fits in 64 bits. Lemire's multiply-shift for the bound `tuples`,
+// read digit by digit (Brackett-Rozinsky and Lemire, "Batched ranged random integer
+// generation", 2024): u * (N) * (N-1) ... keeps the high word of each product as digit i, uniform
+// in [0, N - i), and the final low word decides the (rare) rejection exactly as for one bound.
+// Server i is the digit-th smallest server not drawn before it, so every ordered tuple has
+// probability 1 / tuples: the set is a uniform d-subset and its order a uniform permutation.
+void sample_ordered_tuple(Rng& rng, int N, int d, std::uint64_t tuples, std::vector<int>& servers) {
+  const auto size = static_cast<std::size_t>(d);
+  std::array<int, kMaxTupleSize> drawn;  // the servers so far, ascending
+  while (true) {
+    servers.clear();
+    std::uint64_t low = rng.next_u64();
+    for (std::size_t i = 0; i < size; ++i) {
+      const auto m = static_cast<unsigned __int128>(low) * (static_cast<std::uint64_t>(N) - i);
+      low = static_cast<std::uint64_t>(m);
+      auto server = static_cast<int>(m >> 64);
+      std::size_t k = 0;
+      for (; k < i && drawn[k] <= server; ++k) ++server;
+      drawn[i] = server;
+      for (std::size_t j = i; j > k; --j) std::swap(drawn[j], drawn[j - 1]);
+      servers.push_back(server);
+    }
+    if (low >= tuples || low >= (0 - tuples) % tuples) return;
+  }
+}
 
 // Binomial coefficient as a double; the running product is exact while it fits in 53 bits,
 // so small families get p = 1 / C(N, d) to the last bit.
@@ -216,6 +246,15 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
     case FamilyKind::complete:
       if (p.d < 1 || p.d > N)
         fail(p, fmt::format("d = {} is out of range; expected 1 <= d <= N", p.d));
+      complete_tuples_ = 1;
+      for (int i = 0; i < p.d; ++i) {
+        const auto choices = static_cast<std::uint64_t>(N - i);
+        if (complete_tuples_ > std::numeric_limits<std::uint64_t>::max() / choices) {
+          complete_tuples_ = 0;  // too many for one draw: Floyd's algorithm
+          break;
+        }
+        complete_tuples_ *= choices;
+      }
       break;
     case FamilyKind::singletons_full:
       min_n(2);
@@ -387,7 +426,7 @@ int Family::max_type_size() const {
   }
 }
 
-void Family::sample(Rng& rng, std::vector<int>& servers) const {
+void Family::sample_other(Rng& rng, std::vector<int>& servers) const {
   servers.clear();
   const auto N = static_cast<std::uint64_t>(params_.N);
   switch (kind()) {
@@ -395,6 +434,8 @@ void Family::sample(Rng& rng, std::vector<int>& servers) const {
       servers.push_back(static_cast<int>(rng.below(N)));
       return;
     case FamilyKind::complete: {
+      if (complete_tuples_ > 0)
+        return sample_ordered_tuple(rng, params_.N, params_.d, complete_tuples_, servers);
       // Floyd's algorithm: a uniform d-subset with d draws (membership test is O(d)).
       const auto d = static_cast<std::uint64_t>(params_.d);
       for (std::uint64_t j = N - d; j < N; ++j) {
@@ -414,7 +455,8 @@ void Family::sample(Rng& rng, std::vector<int>& servers) const {
       return;
     default: {
       auto i = static_cast<std::size_t>(rng.below(listed_.size()));
-      if (rng.uniform() >= alias_prob_[i]) i = alias_index_[i];
+      // Uniform families (graphs) have every alias_prob_ = 1: the second draw could not matter.
+      if (alias_prob_[i] < 1.0 && rng.uniform() >= alias_prob_[i]) i = alias_index_[i];
       servers = listed_[i];
       return;
     }

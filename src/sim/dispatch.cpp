@@ -6,36 +6,61 @@
 #include <algorithm>
 
 #include "kernels.hpp"
+#include "qsweep/common/error.hpp"
 
 namespace qsweep::sim {
 
 namespace {
 
+// A job waiting or in service at its server in the event-driven kernel (the Markov kernel
+// queues only job types: it records sojourn times on arrival).
 struct QueuedJob {
   double arrival = 0.0;
-  double size = 0.0;  // unused by the Markov kernel
+  double size = 0.0;
   int type = -1;
 };
 
-// Queues and the server choice, shared by both kernels.
+// The server of servers[0..k) with the smallest key(n), ties uniformly at random (reservoir
+// sampling: the i-th tie replaces the pick with probability 1/i).
+template <class Key>
+int smallest_key(const int* servers, std::size_t k, const Key& key, Rng& rng) {
+  int best = servers[0];
+  auto best_key = key(best);
+  std::uint64_t ties = 1;
+  for (std::size_t i = 1; i < k; ++i) {
+    const auto value = key(servers[i]);
+    if (value < best_key) {
+      best = servers[i];
+      best_key = value;
+      ties = 1;
+    } else if (value == best_key && rng.below(++ties) == 0) {
+      best = servers[i];
+    }
+  }
+  return best;
+}
+
+// Queues of `Job`s and the server choice of policy P, shared by both kernels (a template, so
+// that each policy's choice inlines into its kernel's arrivals).
+template <Policy P, class Job>
 class Servers {
  public:
   explicit Servers(const KernelContext& c)
       : c_(c),
         queues_(idx(c.system.N())),
         // JSQ and JIQ over all servers read the shortest and the idle servers off the buckets.
-        use_buckets_(c.types.all_servers() &&
-                     (c.options.policy == Policy::jsq || c.options.policy == Policy::jiq)),
-        buckets_(use_buckets_ ? c.system.N() : 0) {}
+        use_buckets_(c.types.all_servers() && (P == Policy::jsq || P == Policy::jiq)),
+        buckets_(use_buckets_ ? c.system.N() : 0),
+        random_order_(c.types.random_order()) {}
 
-  const RingQueue<QueuedJob>& queue(int n) const { return queues_[idx(n)]; }
-  void push(int n, const QueuedJob& job) {
+  const RingQueue<Job>& queue(int n) const { return queues_[idx(n)]; }
+  void push(int n, const Job& job) {
     queues_[idx(n)].push(job);
     if (use_buckets_) buckets_.increment(n);
   }
-  QueuedJob pop(int n) {
+  Job pop(int n) {
     auto& queue = queues_[idx(n)];
-    const QueuedJob job = queue.front();
+    const Job job = queue.front();
     queue.pop();
     if (use_buckets_) buckets_.decrement(n);
     return job;
@@ -43,145 +68,117 @@ class Servers {
 
   // The server chosen for a job of type `servers` (which may be reordered).
   int choose(std::vector<int>& servers) {
-    const auto k = servers.size();
-    switch (c_.options.policy) {
-      case Policy::random:
-        return servers[c_.rng.below(k)];
-      case Policy::jsq:
-        if (use_buckets_) return buckets_.at(uniform_index(buckets_.shortest_count()));
-        return shortest(servers.data(), k);
-      case Policy::jiq: {
-        if (use_buckets_) {
-          const int idle = buckets_.idle_count();
-          return idle > 0 ? buckets_.at(uniform_index(idle)) : servers[c_.rng.below(k)];
-        }
-        int pick = -1;
-        std::uint64_t idle = 0;
-        for (int n : servers)  // reservoir sampling: uniform among the idle servers
-          if (queues_[idx(n)].empty() && (++idle == 1 || c_.rng.below(idle) == 0)) pick = n;
-        return idle > 0 ? pick : servers[c_.rng.below(k)];
+    if constexpr (P == Policy::random) {
+      return uniform(servers);
+    } else if constexpr (P == Policy::jsq) {
+      if (use_buckets_) return buckets_.at(uniform_index(buckets_.shortest_count()));
+      return shortest(servers.data(), servers.size(), random_order_);
+    } else if constexpr (P == Policy::jiq) {
+      if (use_buckets_) {
+        const int idle = buckets_.idle_count();
+        return idle > 0 ? buckets_.at(uniform_index(idle)) : uniform(servers);
       }
-      case Policy::power_of_d: {
-        const auto d = std::min(k, static_cast<std::size_t>(c_.options.policy_d));
-        for (std::size_t i = 0; i < d && d < k; ++i)  // partial Fisher-Yates: d distinct servers
-          std::swap(servers[i], servers[i + c_.rng.below(k - i)]);
-        return shortest(servers.data(), d);
+      int pick = -1;
+      std::uint64_t idle = 0;
+      for (int n : servers) {  // uniform among the idle servers: the first, or reservoir sampling
+        if (!queues_[idx(n)].empty()) continue;
+        if (random_order_) return n;
+        if (++idle == 1 || c_.rng.below(idle) == 0) pick = n;
       }
-      case Policy::redundancy_coc:
-      case Policy::redundancy_cos:
-        break;
+      return idle > 0 ? pick : uniform(servers);
+    } else {
+      static_assert(P == Policy::power_of_d, "redundancy policies choose no single server");
+      // d distinct servers in random order: the first d if the type's order is random already,
+      // else by a partial Fisher-Yates shuffle (not needed when d is all of them).
+      const auto k = servers.size();
+      const auto d = std::min(k, static_cast<std::size_t>(c_.options.policy_d));
+      if (!random_order_ && d < k)
+        for (std::size_t i = 0; i < d; ++i) std::swap(servers[i], servers[i + c_.rng.below(k - i)]);
+      return shortest(servers.data(), d, random_order_ || d < k);
     }
-    return servers.front();
   }
 
  private:
+  // A server of the type uniformly: the first if the type's order is random.
+  int uniform(const std::vector<int>& servers) {
+    return random_order_ ? servers[0] : servers[c_.rng.below(servers.size())];
+  }
+
   // Uniform in [0, count), count >= 1, without a draw when there is no choice.
   int uniform_index(int count) {
     return count == 1 ? 0 : static_cast<int>(c_.rng.below(static_cast<std::uint64_t>(count)));
   }
 
-  // Shortest queue among servers[0..k), ties uniformly at random (reservoir sampling).
-  int shortest(const int* servers, std::size_t k) {
+  // Shortest queue among servers[0..k), ties uniformly at random: in a uniformly random order
+  // the first shortest is uniform among the shortest.
+  int shortest(const int* servers, std::size_t k, bool random_order) {
+    const auto length = [this](int n) { return queues_[idx(n)].size(); };
+    if (!random_order) return smallest_key(servers, k, length, c_.rng);
     int best = servers[0];
-    std::size_t best_length = queues_[idx(best)].size();
-    std::uint64_t ties = 1;
-    for (std::size_t i = 1; i < k; ++i) {
-      const std::size_t length = queues_[idx(servers[i])].size();
-      if (length < best_length) {
-        best = servers[i];
-        best_length = length;
-        ties = 1;
-      } else if (length == best_length && c_.rng.below(++ties) == 0) {
-        best = servers[i];
-      }
-    }
+    for (std::size_t i = 1; i < k; ++i)
+      if (length(servers[i]) < length(best)) best = servers[i];
     return best;
   }
 
   KernelContext c_;
-  std::vector<RingQueue<QueuedJob>> queues_;
+  std::vector<RingQueue<Job>> queues_;
   bool use_buckets_;
   LengthBuckets buckets_;
+  bool random_order_;  // job types come in uniformly random order
 };
 
-// Exponential sizes: the Markov race (RaceClock).
+// Exponential sizes: the Markov race (RaceClock), advanced by expected holding times. A job
+// that joins a queue of k jobs at server n leaves after k + 1 services, whatever happens later
+// (FCFS, no overtaking): its sojourn time is Erlang(k + 1, mu_n), recorded as that law.
+template <Policy P>
 class DispatchMarkov {
  public:
-  explicit DispatchMarkov(const KernelContext& c) : c_(c), clock_(c), servers_(c) {}
+  explicit DispatchMarkov(const KernelContext& c)
+      : clock(c, HoldingTimes::expected), c_(c), servers_(c) {}
+  RaceClock clock;
 
-  void run_until(double t_end) {
-    clock_.run_until(
-        t_end, [this] { arrive(); }, [this](int n) { depart(n); });
-  }
-  std::uint64_t events() const { return clock_.events(); }
-
- private:
   void arrive() {
     const int type = c_.types.sample(c_.rng, type_);
     const int n = servers_.choose(type_);
-    if (servers_.queue(n).empty()) clock_.busy.add(n);
-    servers_.push(n, {clock_.now(), 0.0, type});
-    c_.observer.add_job(clock_.now(), type, &n, 1);
+    const auto ahead = servers_.queue(n).size();
+    if (ahead == 0) clock.busy.add(n);
+    servers_.push(n, type);
+    c_.observer.add_job(clock.now(), type, &n, 1);
+    c_.observer.record_erlang_sojourn(type, n, static_cast<int>(ahead) + 1);
   }
 
   void depart(int n) {
-    const QueuedJob job = servers_.pop(n);
-    if (servers_.queue(n).empty()) clock_.busy.remove(n);
-    c_.observer.remove_job(clock_.now(), job.type, &n, 1, job.arrival);
+    const int type = servers_.pop(n);
+    if (servers_.queue(n).empty()) clock.busy.remove(n);
+    c_.observer.remove_job(clock.now(), type, &n, 1);
   }
 
+ private:
   KernelContext c_;
-  RaceClock clock_;
-  Servers servers_;
+  Servers<P, int> servers_;  // queues of job types
   std::vector<int> type_;
 };
 
-// Any size distribution: sizes drawn at arrival (EventClock).
+// Any size distribution: sizes drawn at arrival (EventClock). redundancy_cos sends the job where
+// it starts first; the other policies choose as in the Markov kernel.
+template <Policy P>
 class DispatchEvents {
  public:
   explicit DispatchEvents(const KernelContext& c)
-      : c_(c),
-        clock_(c),
-        sizes_(c.options.service),
-        servers_(c),
-        free_at_(idx(c.system.N()), 0.0) {}
-
-  void run_until(double t_end) {
-    clock_.run_until(
-        t_end, [this] { arrive(); }, [this](int n) { depart(n); });
-  }
-  std::uint64_t events() const { return clock_.events(); }
-
- private:
-  double service_time(int n, double size) const { return size / c_.system.speeds[idx(n)]; }
-
-  // Cancel-on-start: the server where the job would start first (it frees first); servers that
-  // tie (several idle ones, or equal deterministic backlogs) are chosen uniformly.
-  int earliest_start(const std::vector<int>& servers) {
-    const double now = clock_.now();
-    int best = servers[0];
-    double best_start = std::max(free_at_[idx(best)], now);
-    std::uint64_t ties = 1;
-    for (std::size_t i = 1; i < servers.size(); ++i) {
-      const double start = std::max(free_at_[idx(servers[i])], now);
-      if (start < best_start) {
-        best = servers[i];
-        best_start = start;
-        ties = 1;
-      } else if (start == best_start && c_.rng.below(++ties) == 0) {
-        best = servers[i];
-      }
-    }
-    return best;
-  }
+      : clock(c), c_(c), sizes_(c.options.service), servers_(c), free_at_(idx(c.system.N()), 0.0) {}
+  EventClock clock;
 
   void arrive() {
-    const double now = clock_.now();
+    const double now = clock.now();
     const int type = c_.types.sample(c_.rng, type_);
     const double size = sizes_(c_.rng);
-    const int n = c_.options.policy == Policy::redundancy_cos ? earliest_start(type_)
-                                                              : servers_.choose(type_);
-    if (servers_.queue(n).empty()) clock_.completions.set(n, now + service_time(n, size));
+    int n;
+    if constexpr (P == Policy::redundancy_cos) {
+      n = earliest_start(type_);
+    } else {
+      n = servers_.choose(type_);
+    }
+    if (servers_.queue(n).empty()) clock.completions.set(n, now + service_time(n, size));
     servers_.push(n, {now, size, type});
     free_at_[idx(n)] = std::max(free_at_[idx(n)], now) + service_time(n, size);
     c_.observer.add_job(now, type, &n, 1);
@@ -191,31 +188,58 @@ class DispatchEvents {
     const QueuedJob job = servers_.pop(n);
     const auto& queue = servers_.queue(n);
     if (queue.empty()) {
-      clock_.completions.remove(n);
+      clock.completions.remove(n);
     } else {
-      clock_.completions.set(n, clock_.now() + service_time(n, queue.front().size));
+      clock.completions.set(n, clock.now() + service_time(n, queue.front().size));
     }
-    c_.observer.remove_job(clock_.now(), job.type, &n, 1, job.arrival);
+    c_.observer.remove_job(clock.now(), job.type, &n, 1);
+    c_.observer.record_sojourn(job.type, clock.now() - job.arrival);
+  }
+
+ private:
+  double service_time(int n, double size) const { return size / c_.system.speeds[idx(n)]; }
+
+  // Cancel-on-start: the server where the job would start first (it frees first); servers that
+  // tie (several idle ones, or equal deterministic backlogs) are chosen uniformly.
+  int earliest_start(const std::vector<int>& servers) {
+    const auto start = [this, now = clock.now()](int n) { return std::max(free_at_[idx(n)], now); };
+    return smallest_key(servers.data(), servers.size(), start, c_.rng);
   }
 
   KernelContext c_;
-  EventClock clock_;
   SizeSampler sizes_;
-  Servers servers_;
+  Servers<P, QueuedJob> servers_;
   std::vector<double> free_at_;  // when each server's queue empties (cancel-on-start)
   std::vector<int> type_;
 };
+
+template <Policy P>
+std::uint64_t run_policy(const KernelContext& context, Kernel kernel, const ReplicationPlan& plan) {
+  if constexpr (P != Policy::redundancy_cos) {
+    if (kernel == Kernel::markov) return run<DispatchMarkov<P>>(context, plan);
+  }
+  return run<DispatchEvents<P>>(context, plan);
+}
 
 }  // namespace
 
 std::uint64_t run_dispatch(const KernelContext& context, Kernel kernel,
                            const ReplicationPlan& plan) {
-  if (kernel == Kernel::markov) {
-    DispatchMarkov k(context);
-    return drive(k, context.observer, plan);
+  switch (context.options.policy) {
+    case Policy::jsq:
+      return run_policy<Policy::jsq>(context, kernel, plan);
+    case Policy::random:
+      return run_policy<Policy::random>(context, kernel, plan);
+    case Policy::jiq:
+      return run_policy<Policy::jiq>(context, kernel, plan);
+    case Policy::power_of_d:
+      return run_policy<Policy::power_of_d>(context, kernel, plan);
+    case Policy::redundancy_cos:
+      return run_policy<Policy::redundancy_cos>(context, kernel, plan);
+    case Policy::redundancy_coc:
+      break;
   }
-  DispatchEvents k(context);
-  return drive(k, context.observer, plan);
+  throw Error("run_dispatch: redundancy_coc is not a dispatching policy");
 }
 
 }  // namespace qsweep::sim

@@ -29,46 +29,70 @@ std::uint64_t run_redundancy(const KernelContext& context, Kernel kernel,
 std::uint64_t run_dispatch(const KernelContext& context, Kernel kernel,
                            const ReplicationPlan& plan);
 
+// How a Markov kernel advances time: by a drawn Exp(rate) holding time, or by its mean 1 / rate
+// (the time averages are then conditional expectations given the sequence of states: same limits,
+// lower variance, no draw; sojourn times must then come from their laws, see docs/sim.md).
+enum class HoldingTimes { sampled, expected };
+
 // Time and events of a Markov kernel (exponential sizes, independent replicas): every busy server
 // completes its head job at rate mu_n, so the next event is a race of total rate
-// N lambda + mu(busy servers), decided by one exponential time and one uniform.
+// N lambda + mu(busy servers), decided by one holding time and one uniform.
 class RaceClock {
  public:
-  explicit RaceClock(const KernelContext& c)
-      : busy(c.system.speeds), rng_(c.rng), arrival_rate_(c.system.total_arrival_rate()) {}
+  RaceClock(const KernelContext& c, HoldingTimes holding)
+      : busy(c.system.speeds),
+        rng_(c.rng),
+        sampled_(holding == HoldingTimes::sampled),
+        arrival_rate_(c.system.total_arrival_rate()),
+        next_(holding_time(arrival_rate_)) {}
   BusySet busy;
 
   double now() const { return t_; }
   std::uint64_t events() const { return events_; }
 
-  // Runs events until t_end; `arrive()` and `depart(n)` change the state and keep `busy` current.
+  // Runs events until t_end (an event after t_end stays pending); `arrive()` and `depart(n)`
+  // change the state and keep `busy` current.
   template <class Arrive, class Depart>
   void run_until(double t_end, Arrive&& arrive, Depart&& depart) {
-    while (true) {
-      const double rate = arrival_rate_ + busy.rate();
-      const double dt = exponential_(rng_) / rate;
-      // Memorylessness: a race that would end past t_end can be dropped and redrawn later.
-      if (t_ + dt > t_end) {
-        t_ = t_end;
-        return;
-      }
-      t_ += dt;
+    while (next_ <= t_end) {
+      t_ = next_;
       ++events_;
-      const double u = rng_.uniform() * rate;
+      const double u = uniform32() * rate_;
       if (u < arrival_rate_) {
         arrive();
       } else {
         depart(busy.pick(u - arrival_rate_));
       }
+      rate_ = arrival_rate_ + busy.rate();
+      next_ = t_ + holding_time(rate_);
     }
+    t_ = t_end;
   }
 
  private:
+  double holding_time(double rate) const { return (sampled_ ? exponential_(rng_) : 1.0) / rate; }
+
+  // Uniform in [0, 1) with 32 random bits, two per 64-bit draw: enough to pick the race's winner
+  // (each probability is exact to 2^-32), at half the generator's cost.
+  double uniform32() {
+    if (spare_half_) {
+      spare_half_ = false;
+      return static_cast<double>(bits_ >> 32) * 0x1.0p-32;
+    }
+    bits_ = rng_.next_u64();
+    spare_half_ = true;
+    return static_cast<double>(bits_ & 0xFFFFFFFFU) * 0x1.0p-32;
+  }
+
   Rng& rng_;
   const ExponentialZiggurat& exponential_ = ExponentialZiggurat::instance();
+  bool sampled_;
   double arrival_rate_;
-  double t_ = 0.0;
+  double rate_ = arrival_rate_;  // arrival_rate_ + busy.rate()
+  double t_ = 0.0, next_;        // now and the next event
   std::uint64_t events_ = 0;
+  std::uint64_t bits_ = 0;
+  bool spare_half_ = false;
 };
 
 // Time and events of an event-driven kernel: a Poisson arrival clock and each busy server's
@@ -111,12 +135,20 @@ class EventClock {
   std::uint64_t events_ = 0;
 };
 
+// Runs kernel K (built from the context; a clock member `clock`, RaceClock or EventClock, and
+// members arrive() and depart(n) that change the state) from empty through plan.warmup (counting
+// only), starts the observer there and runs on to warmup + horizon. Returns the number of events.
 template <class K>
-std::uint64_t drive(K& kernel, Observer& observer, const ReplicationPlan& plan) {
-  kernel.run_until(plan.warmup);
-  observer.start(plan.warmup);
-  kernel.run_until(plan.warmup + plan.horizon);
-  return kernel.events();
+std::uint64_t run(const KernelContext& context, const ReplicationPlan& plan) {
+  K kernel(context);
+  const auto run_until = [&kernel](double t_end) {
+    kernel.clock.run_until(
+        t_end, [&kernel] { kernel.arrive(); }, [&kernel](int n) { kernel.depart(n); });
+  };
+  run_until(plan.warmup);
+  context.observer.start(plan.warmup);
+  run_until(plan.warmup + plan.horizon);
+  return kernel.clock.events();
 }
 
 }  // namespace qsweep::sim

@@ -1,9 +1,12 @@
 #pragma once
 // Counts of jobs in the system and their time integrals over the observation window
-// (internal to src/sim). Integrals are lazy: a quantity is integrated only when it changes, so an
-// event costs O(servers it touches), independent of N and of the number of types.
-#include <algorithm>
+// (internal to src/sim). A count changes by +-1 at events; its integral over the observation
+// [0, H] (time measured from its start) is, by parts, count(H) H - sum of jump x jump time, so a
+// change costs one addition and no clock per quantity. An event costs O(servers it touches),
+// independent of N and of the number of types, and touches little memory.
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "qsweep/sim/kernel.hpp"
@@ -12,99 +15,110 @@ namespace qsweep::sim {
 
 class Observer {
  public:
-  Observer(int N, std::size_t num_types, int qmax, int occupancy_max, double trace_window);
+  Observer(const std::vector<double>& speeds, std::size_t num_types, int qmax, int occupancy_max,
+           double trace_window);
 
   // A job of `type` (-1: untracked) enters or leaves; `servers` are those whose count of jobs
   // (replicas) changes by one. Throws Error beyond kMaxJobsInSystem jobs.
   void add_job(double t, int type, const int* servers, std::size_t count) {
-    if (Q_ >= kMaxJobsInSystem) too_many_jobs(t);
-    if (observing_) integrate_Q(t);
-    ++Q_;
-    if (type >= 0) change(types_[idx(type)], t, +1);
-    for (std::size_t i = 0; i < count; ++i) change_server(t, servers[i], +1);
+    if (Q_.count >= static_cast<int>(kMaxJobsInSystem)) too_many_jobs(t);
+    change(t, type, servers, count, +1);
   }
-  void remove_job(double t, int type, const int* servers, std::size_t count, double arrival) {
-    if (observing_) {
-      integrate_Q(t);
-      const double sojourn = t - arrival;
-      sojourn_sum_ += sojourn;
-      ++departures_;
-      histogram_.add(sojourn);
-      if (type >= 0) {
-        sojourn_sum_type_[idx(type)] += sojourn;
-        ++departures_type_[idx(type)];
-      }
-    }
-    --Q_;
-    if (type >= 0) change(types_[idx(type)], t, -1);
-    for (std::size_t i = 0; i < count; ++i) change_server(t, servers[i], -1);
+  void remove_job(double t, int type, const int* servers, std::size_t count) {
+    change(t, type, servers, count, -1);
   }
 
-  std::size_t jobs() const { return Q_; }
+  // A job of `type` leaves after `sojourn` time units (counted during the observation only).
+  void record_sojourn(int type, double sojourn) {
+    if (!observing_) return;
+    sojourn_sum_ += sojourn;
+    ++sojourn_count_;
+    if (type >= 0) count_type_sojourn(type, sojourn);
+    histogram_.add(sojourn);
+  }
+  // Or, in place of that (the dispatching Markov kernel): a job of `type` arrives at server n
+  // behind phases - 1 jobs, so that its sojourn time is the sum of `phases` Exp(speed_n) times
+  // (mean phases / speed_n). The totals follow from the weights in finish().
+  void record_erlang_sojourn(int type, int n, int phases) {
+    if (!observing_) return;
+    const auto c = idx(speed_class_[idx(n)]);
+    if (type >= 0) count_type_sojourn(type, phases / class_speed_[c]);
+    auto& weight = erlang_weight_[c];
+    if (weight.size() <= idx(phases)) weight.resize(idx(phases) + 1, 0.0);
+    weight[idx(phases)] += 1.0;
+  }
+
   // Observation runs from start() to finish(); state changes before start() are counted only.
   void start(double t);
   ReplicationStats finish(double t);
 
  private:
-  struct Server {
-    double last = 0.0, area = 0.0, busy = 0.0;
-    int jobs = 0;
-  };
-  struct Level {  // a lazily integrated count (per type, per occupancy level)
-    double last = 0.0, area = 0.0;
+  // A count and the sum of its jumps times their times since the start of the observation:
+  // its integral over [0, H] is count H - jump_time.
+  struct Level {
+    double jump_time = 0.0;
     int count = 0;
+    void change(int delta, double delta_tau) {  // delta_tau = delta x time of the jump
+      count += delta;
+      jump_time += delta_tau;
+    }
+    double integral(double horizon) const { return count * horizon - jump_time; }
   };
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
   [[noreturn]] static void too_many_jobs(double t);
-  void trace(double from, double to, double q);
+  void count_type_sojourn(int type, double sojourn) {
+    sojourn_sum_type_[idx(type)] += sojourn;
+    ++sojourn_count_type_[idx(type)];
+  }
+  void close_trace_windows(double tau);
 
-  void integrate_Q(double t) {
-    const double dt = t - last_;
-    const auto q = static_cast<double>(Q_);
-    area_Q_ += q * dt;
-    area_Q2_ += q * q * dt;
-    time_at_q_[std::min(Q_, time_at_q_.size() - 1)] += dt;
-    if (trace_window_ > 0.0) trace(last_, t, q);
-    last_ = t;
+  void change(double t, int type, const int* servers, std::size_t count, int delta) {
+    const double tau = observing_ ? t - start_ : 0.0;  // 0 in the warm-up: nothing is summed
+    if (tracing_) close_trace_windows(tau);
+    const double delta_tau = delta * tau;
+    const int q = Q_.count;
+    Q_.change(delta, delta_tau);
+    jump_time_Q2_ += (2 * q + delta) * delta_tau;  // Q^2 jumps by (q + delta)^2 - q^2
+    time_at_q_[pmf_slot(q)].change(-1, -tau);
+    time_at_q_[pmf_slot(q + delta)].change(+1, tau);
+    if (type >= 0) types_[idx(type)].change(delta, delta_tau);
+    for (std::size_t i = 0; i < count; ++i) change_server(servers[i], delta, delta_tau);
   }
-  void change(Level& level, double t, int delta) {
-    if (observing_) {
-      level.area += level.count * (t - level.last);
-      level.last = t;
-    }
-    level.count += delta;
-  }
-  void integrate_server(Server& s, double t) {
-    const double dt = t - s.last;
-    s.area += s.jobs * dt;
-    if (s.jobs > 0) s.busy += dt;
-    s.last = t;
-  }
-  void change_server(double t, int n, int delta) {
-    Server& s = servers_[idx(n)];
-    if (observing_) integrate_server(s, t);
+  std::size_t pmf_slot(int q) const { return q < overflow_q_ ? idx(q) : idx(overflow_q_); }
+  void change_server(int n, int delta, double delta_tau) {
+    Level& s = servers_[idx(n)];
     // Occupancy level i counts servers with >= i jobs: moving from k to k+1 enters level k+1,
     // moving from k to k-1 leaves level k.
-    const int level = delta > 0 ? s.jobs + 1 : s.jobs;
-    if (level <= occupancy_max_) change(occupancy_[idx(level - 1)], t, delta);
-    s.jobs += delta;
+    const int level = delta > 0 ? s.count + 1 : s.count;
+    if (level <= occupancy_max_) occupancy_[idx(level - 1)].change(delta, delta_tau);
+    if (level == 1) busy_jump_time_[idx(n)] += delta_tau;  // idle <-> busy
+    s.change(delta, delta_tau);
   }
 
   bool observing_ = false;
-  double start_ = 0.0, last_ = 0.0;
-  std::size_t Q_ = 0;
-  double area_Q_ = 0.0, area_Q2_ = 0.0;
-  std::vector<double> time_at_q_;  // q = 0..qmax, then one overflow slot
-  std::vector<Server> servers_;
+  double start_ = 0.0;
+  Level Q_;
+  double jump_time_Q2_ = 0.0;
+  std::vector<Level> time_at_q_;        // 1 while Q = q, q = 0..qmax, then one slot for Q > qmax
+  int overflow_q_;                      // qmax + 1
+  std::vector<Level> servers_;          // jobs (replicas) at each server
+  std::vector<double> busy_jump_time_;  // of the indicator "server n has a job"
   std::vector<Level> types_;
   std::vector<Level> occupancy_;  // level i-1 counts servers with >= i jobs
   int occupancy_max_;
   double sojourn_sum_ = 0.0;
-  std::uint64_t departures_ = 0;
+  std::uint64_t sojourn_count_ = 0;
   std::vector<double> sojourn_sum_type_;
-  std::vector<std::uint64_t> departures_type_;
+  std::vector<std::uint64_t> sojourn_count_type_;
   SojournHistogram histogram_;
-  double trace_window_, trace_end_ = 0.0, trace_area_ = 0.0;
+  // Erlang sojourn laws: servers grouped by speed; erlang_weight_[c][k]: jobs with k phases at
+  // speed class_speed_[c].
+  std::vector<int> speed_class_;
+  std::vector<double> class_speed_;
+  std::vector<std::vector<double>> erlang_weight_;
+  bool tracing_;  // window means of Q wanted (trace_window > 0)
+  double trace_window_, trace_end_ = std::numeric_limits<double>::infinity();
+  double trace_area_ = 0.0;  // integral of Q up to the end of the last closed window
   std::vector<double> trace_;
 };
 

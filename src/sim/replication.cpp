@@ -2,6 +2,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "kernels.hpp"
 #include "qsweep/common/error.hpp"
@@ -21,18 +22,71 @@ double SojournHistogram::lower_edge(int bin) {
   return std::ldexp(1.0 + std::ldexp(mantissa, -kMantissaBits), exponent);
 }
 
+namespace {
+
+// sum over k >= 1 of weight[k] P(Erlang(k, 1) <= y) = weight[k] P(Poisson(y) >= k), with
+// prefix[k] = weight[1] + ... + weight[k-1] (p: scratch). The Poisson probabilities are computed
+// outwards from the mode over mode +- (10 sqrt(y) + 10), beyond which they are below 1e-20:
+// O(sqrt(y)), no underflow for any y.
+double erlang_mixture_cdf(double y, const std::vector<double>& weight,
+                          const std::vector<double>& prefix, std::vector<double>& p) {
+  if (!(y > 0.0)) return 0.0;
+  const std::size_t K = weight.size() - 1;
+  const double reach = 10.0 * std::sqrt(y) + 10.0;
+  const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(y - reach)));
+  if (lo >= K) return prefix[K] + weight[K];  // P(Poisson(y) >= k) = 1 for every k <= K
+  const auto hi = static_cast<std::size_t>(std::ceil(y + reach));
+  // p[j - lo] = P(Poisson(y) = j) for j = lo..hi, from the mode.
+  p.resize(hi - lo + 1);
+  const auto mode = std::max(static_cast<std::size_t>(y), lo);
+  const auto m = static_cast<double>(mode);
+  p[mode - lo] = std::exp(m * std::log(y) - y - std::lgamma(m + 1.0));
+  for (std::size_t j = mode; j > lo; --j) p[j - 1 - lo] = p[j - lo] * static_cast<double>(j) / y;
+  for (std::size_t j = mode; j < hi; ++j)
+    p[j + 1 - lo] = p[j - lo] * y / static_cast<double>(j + 1);
+  // Weights up to lo count fully; from lo + 1 on by the tail P(Poisson(y) >= k).
+  double cdf = prefix[lo] + (lo >= 1 ? weight[lo] : 0.0);
+  double tail = 0.0;
+  for (std::size_t k = hi; k > lo; --k) {
+    tail += p[k - lo];
+    if (k <= K) cdf += weight[k] * tail;
+  }
+  return cdf;
+}
+
+}  // namespace
+
+void SojournHistogram::add_erlang(double rate, const std::vector<double>& weight) {
+  if (weight.size() < 2) return;
+  std::vector<double> prefix(weight.size(), 0.0);  // prefix[k] = weight[1] + ... + weight[k-1]
+  for (std::size_t k = 2; k < weight.size(); ++k) prefix[k] = prefix[k - 1] + weight[k - 1];
+  const double total = prefix.back() + weight.back();
+  // Expected count of a bin: the mixture's CDF at its upper edge minus at its lower edge (the
+  // first and the last bin also take what lies beyond them).
+  double below = 0.0;
+  std::vector<double> scratch;
+  for (int b = 0; b < kBins && below < total; ++b) {
+    const double upper = b + 1 < kBins
+                             ? erlang_mixture_cdf(rate * lower_edge(b + 1), weight, prefix, scratch)
+                             : total;
+    counts_[static_cast<std::size_t>(b)] += upper - below;
+    below = upper;
+  }
+  total_ += total;
+}
+
 void SojournHistogram::merge(const SojournHistogram& other) {
   for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
   total_ += other.total_;
 }
 
 double SojournHistogram::quantile(double p) const {
-  if (total_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (!(total_ > 0.0)) return std::numeric_limits<double>::quiet_NaN();
   // The smallest x with F(x) >= p, F linear inside each bin.
-  const double target = p * static_cast<double>(total_);
+  const double target = p * total_;
   double below = 0.0;
   for (int b = 0; b < kBins; ++b) {
-    const auto c = static_cast<double>(counts_[static_cast<std::size_t>(b)]);
+    const double c = counts_[static_cast<std::size_t>(b)];
     if (c > 0.0 && below + c >= target) {
       const double lo = lower_edge(b), hi = lower_edge(b + 1);
       return lo + (hi - lo) * std::clamp((target - below) / c, 0.0, 1.0);
@@ -53,7 +107,7 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
         "and a policy other than redundancy_cos");
   Rng rng(seed, task_id, replication);
   const JobTypes types(system.family);
-  Observer observer(system.N(), types.tracked().size(), options.qmax, options.occupancy_max,
+  Observer observer(system.speeds, types.tracked().size(), options.qmax, options.occupancy_max,
                     plan.trace_window);
   const KernelContext context{system, options, types, rng, observer};
   const std::uint64_t events = options.policy == Policy::redundancy_coc
@@ -70,6 +124,7 @@ double mser5_warmup(const std::vector<double>& window_means, double window) {
   if (m < 2) return 0.0;
   std::vector<double> batch(m, 0.0);
   for (std::size_t i = 0; i < m * kBatch; ++i) batch[i / kBatch] += window_means[i] / kBatch;
+  const double total = std::accumulate(batch.begin(), batch.end(), 0.0);
   // Suffix sums give the mean and squared deviation of batch[d..m) for every d.
   double sum = 0.0, sum_sq = 0.0, best = std::numeric_limits<double>::infinity();
   std::size_t best_d = 0;
@@ -78,6 +133,9 @@ double mser5_warmup(const std::vector<double>& window_means, double window) {
     sum_sq += batch[d] * batch[d];
     if (d > m / 2) continue;
     const auto count = static_cast<double>(m - d);
+    // From empty the initialisation bias is downwards: a start that is not lower than the rest
+    // is a random excursion (a burst), and cutting it would only waste time.
+    if (d > 0 && (total - sum) / static_cast<double>(d) >= sum / count) continue;
     const double squared_deviation = std::max(sum_sq - sum * sum / count, 0.0);
     const double statistic = squared_deviation / (count * count);
     if (statistic <= best) {  // ties: the earlier start, i.e. the shorter warm-up

@@ -33,7 +33,7 @@ class JobTypes {
   // Draws a job type into `servers` and returns its index in tracked(), or -1 if untracked.
   // A family with a single type (complete with d = N, ...) needs no draw: `servers` must then be
   // the buffer given to the previous call, and is left as it is (its order may have changed).
-  int sample(Rng& rng, std::vector<int>& servers) const {
+  [[gnu::always_inline]] int sample(Rng& rng, std::vector<int>& servers) const {
     if (single_) {
       if (servers.empty()) servers = single_servers_;
       return tracked_.empty() ? -1 : 0;
@@ -41,6 +41,8 @@ class JobTypes {
     family_.sample(rng, servers);
     return tracked_.empty() ? -1 : index(servers);
   }
+  // Every call to sample() gives the servers in uniformly random order (ties can go to the first).
+  bool random_order() const { return !single_ && family_.samples_in_random_order(); }
   const std::vector<model::JobType>& tracked() const { return tracked_; }
   // The family's only type is the set of all servers.
   bool all_servers() const {

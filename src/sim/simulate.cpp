@@ -127,13 +127,13 @@ class Estimates {
  public:
   void add(const ReplicationStats& s) {
     Q_.add(s.mean_Q, s.mean_Q2);
-    T_.add(s.sojourn_sum, static_cast<double>(s.departures));
+    T_.add(s.sojourn_sum, static_cast<double>(s.sojourn_count));
     add_all(pmf_, s.pmf);
     add_all(occupancy_, s.occupancy);
     add_all(Q_type_, s.mean_Q_type);
     T_type_.resize(s.sojourn_sum_type.size());
     for (std::size_t k = 0; k < T_type_.size(); ++k)
-      T_type_[k].add(s.sojourn_sum_type[k], static_cast<double>(s.departures_type[k]));
+      T_type_[k].add(s.sojourn_sum_type[k], static_cast<double>(s.sojourn_count_type[k]));
     add_all(R_, s.mean_R);
     add_all(busy_, s.utilisation);
     for (std::size_t i = 0; i < kLevels.size(); ++i)
@@ -179,7 +179,7 @@ class Estimates {
  private:
   static constexpr std::array<double, 3> kLevels = {0.5, 0.9, 0.99};
   PairMoments Q_;  // (Q, Q^2) time averages
-  PairMoments T_;  // (sum of sojourn times, departures)
+  PairMoments T_;  // (sum of sojourn times, their number)
   std::vector<PairMoments> pmf_, occupancy_, Q_type_, T_type_, R_, busy_;
   std::array<PairMoments, 3> quantile_;
   SojournHistogram pooled_;

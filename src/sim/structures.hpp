@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace qsweep::sim {
@@ -18,6 +19,8 @@ class BusySet {
       : identical_(std::all_of(speeds.begin(), speeds.end(),
                                [&](double s) { return s == speeds.front(); })),
         speed_(speeds.front()),
+        inverse_speed_(1.0 / speed_),
+        list_(identical_ ? speeds.size() : 0),
         position_(speeds.size(), -1),
         speeds_(speeds) {
     if (!identical_) {
@@ -27,35 +30,38 @@ class BusySet {
   }
   void add(int n) {
     if (identical_) {
-      position_[idx(n)] = static_cast<int>(list_.size());
-      list_.push_back(n);
+      position_[idx(n)] = static_cast<int>(count_);
+      list_[count_++] = n;
+      rate_ = speed_ * static_cast<double>(count_);
       return;
     }
     std::size_t i = leaves_ + idx(n);
     tree_[i] = speeds_[idx(n)];
     for (i /= 2; i >= 1; i /= 2) tree_[i] = tree_[2 * i] + tree_[2 * i + 1];
+    rate_ = tree_[1];
   }
   void remove(int n) {
     if (identical_) {
-      const int last = list_.back();
+      const int last = list_[--count_];
       const int pos = position_[idx(n)];
       list_[idx(pos)] = last;
       position_[idx(last)] = pos;
-      list_.pop_back();
       position_[idx(n)] = -1;
+      rate_ = speed_ * static_cast<double>(count_);
       return;
     }
     std::size_t i = leaves_ + idx(n);
     tree_[i] = 0.0;
     for (i /= 2; i >= 1; i /= 2) tree_[i] = tree_[2 * i] + tree_[2 * i + 1];
+    rate_ = tree_[1];
   }
   // Total speed of the busy servers.
-  double rate() const { return identical_ ? speed_ * static_cast<double>(list_.size()) : tree_[1]; }
+  double rate() const { return rate_; }
   // The busy server at position u of [0, rate()) when servers are laid end to end by speed.
   int pick(double u) const {
     if (identical_) {
-      const auto i = static_cast<std::size_t>(u / speed_);
-      return list_[std::min(i, list_.size() - 1)];
+      const auto i = static_cast<std::size_t>(u * inverse_speed_);
+      return list_[std::min(i, count_ - 1)];
     }
     std::size_t i = 1;
     while (i < leaves_) {
@@ -72,8 +78,10 @@ class BusySet {
 
  private:
   bool identical_;
-  double speed_;
-  std::vector<int> list_, position_;   // identical speeds
+  double speed_, inverse_speed_;
+  double rate_ = 0.0;                 // rate(), kept current by add() and remove()
+  std::vector<int> list_, position_;  // identical speeds: list_[0..count_) are busy
+  std::size_t count_ = 0;
   std::vector<double> speeds_, tree_;  // heterogeneous: leaves at tree_[leaves_ + n]
   std::size_t leaves_ = 1;
 };
@@ -149,7 +157,8 @@ class IndexedMinHeap {
 };
 
 // A FIFO queue in a growing ring buffer (capacity a power of two; never shrinks, so memory is
-// bounded by the longest queue seen, not by simulated time).
+// bounded by the longest queue seen, not by simulated time). Small (24 bytes), so that an array
+// of them, one per server, stays in cache.
 template <class T>
 class RingQueue {
  public:
@@ -158,24 +167,26 @@ class RingQueue {
   T& front() { return buffer_[head_]; }
   const T& front() const { return buffer_[head_]; }
   void push(const T& value) {
-    if (size_ == buffer_.size()) grow();
-    buffer_[(head_ + size_) & (buffer_.size() - 1)] = value;
+    if (size_ == capacity_) grow();
+    buffer_[(head_ + size_) & (capacity_ - 1)] = value;
     ++size_;
   }
   void pop() {
-    head_ = (head_ + 1) & (buffer_.size() - 1);
+    head_ = (head_ + 1) & (capacity_ - 1);
     --size_;
   }
 
  private:
   void grow() {
-    std::vector<T> bigger(buffer_.empty() ? 4 : 2 * buffer_.size());
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buffer_[(head_ + i) & (buffer_.size() - 1)];
-    buffer_.swap(bigger);
+    const std::uint32_t capacity = capacity_ == 0 ? 4 : 2 * capacity_;
+    auto bigger = std::make_unique<T[]>(capacity);
+    for (std::uint32_t i = 0; i < size_; ++i) bigger[i] = buffer_[(head_ + i) & (capacity_ - 1)];
+    buffer_ = std::move(bigger);
+    capacity_ = capacity;
     head_ = 0;
   }
-  std::vector<T> buffer_;
-  std::size_t head_ = 0, size_ = 0;
+  std::unique_ptr<T[]> buffer_;
+  std::uint32_t capacity_ = 0, head_ = 0, size_ = 0;  // at most kMaxJobsInSystem jobs
 };
 
 // Servers grouped by queue length: one array ordered by length, and where each length starts, so

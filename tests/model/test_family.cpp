@@ -188,6 +188,10 @@ TEST(Family, SamplingMatchesEnumeratedProbabilities) {
   auto c = make(FamilyKind::complete, 6);
   c.d = 3;
   cases.push_back(c);
+  // 22! / 1! ordered tuples do not fit in 64 bits: Floyd's algorithm instead of one draw.
+  auto floyd = make(FamilyKind::complete, 22);
+  floyd.d = 21;
+  cases.push_back(floyd);
   auto hr = make(FamilyKind::hetero_ring, 6);
   hr.eps = 0.8;
   cases.push_back(hr);
@@ -221,10 +225,73 @@ TEST(Family, SamplingMatchesEnumeratedProbabilities) {
       chi2 += (counts[t.servers] - expected) * (counts[t.servers] - expected) / expected;
     }
     EXPECT_EQ(counts.size(), types.size());
-    // Chi-square with k - 1 <= 19 degrees of freedom: mean k - 1, sd sqrt(2 (k - 1));
+    // Chi-square with k - 1 <= 21 degrees of freedom: mean k - 1, sd sqrt(2 (k - 1));
     // k - 1 + 6 sd is beyond the 0.9999 quantile.
     const double k = static_cast<double>(types.size()) - 1.0;
     EXPECT_LT(chi2, k + 6 * std::sqrt(2 * k));
+  }
+}
+
+// The complete family's one-draw sampler (ordered tuples from one 64-bit number; d = 2 has its
+// own inline path) gives every ordered d-tuple of distinct servers the same probability: the
+// order is a uniform permutation too. Chi-square over all ordered tuples, fixed seed.
+TEST(Family, CompleteSamplesUniformOrderedTuples) {
+  for (auto [N, d] : {std::pair{5, 2}, {6, 3}, {4, 4}, {7, 1}}) {
+    SCOPED_TRACE(testing::Message() << "N = " << N << ", d = " << d);
+    auto p = make(FamilyKind::complete, N);
+    p.d = d;
+    Family f(p);
+    EXPECT_TRUE(f.samples_in_random_order());
+    std::map<long, double> counts;  // tuple read as a number in base N
+    Rng rng(321, 654);
+    std::vector<int> servers;
+    const int n = 200'000;
+    for (int i = 0; i < n; ++i) {
+      f.sample(rng, servers);
+      ASSERT_EQ(servers.size(), static_cast<std::size_t>(d));
+      long code = 0;
+      for (int s : servers) {
+        ASSERT_GE(s, 0);
+        ASSERT_LT(s, N);
+        code = code * N + s;
+      }
+      ASSERT_EQ(std::set<int>(servers.begin(), servers.end()).size(), servers.size());
+      counts[code] += 1;
+    }
+    double tuples = 1.0;
+    for (int i = 0; i < d; ++i) tuples *= N - i;
+    ASSERT_EQ(static_cast<double>(counts.size()), tuples);
+    const double expected = n / tuples;
+    double chi2 = 0.0;
+    for (const auto& [code, count] : counts)
+      chi2 += (count - expected) * (count - expected) / expected;
+    // k - 1 <= 119 degrees of freedom; mean + 6 sd is beyond the 0.9999 quantile.
+    const double k = tuples - 1.0;
+    EXPECT_LT(chi2, k + 6 * std::sqrt(2 * k));
+  }
+  // Floyd's algorithm (too many tuples for one draw) and listed families give no random order.
+  auto floyd = make(FamilyKind::complete, 22);
+  floyd.d = 21;
+  EXPECT_FALSE(Family(floyd).samples_in_random_order());
+  EXPECT_FALSE(Family(make(FamilyKind::ring, 5)).samples_in_random_order());
+  // N = 1000, d = 2 (JSQ(2)): both positions uniform over 10 blocks of 100 servers, distinct.
+  auto pairs = make(FamilyKind::complete, 1000);
+  Family f(pairs);
+  Rng rng(11, 12);
+  std::vector<int> servers;
+  std::vector<double> first(10, 0.0), second(10, 0.0);
+  const int n = 100'000;
+  for (int i = 0; i < n; ++i) {
+    f.sample(rng, servers);
+    ASSERT_EQ(servers.size(), 2u);
+    ASSERT_NE(servers[0], servers[1]);
+    first[static_cast<std::size_t>(servers[0] / 100)] += 1;
+    second[static_cast<std::size_t>(servers[1] / 100)] += 1;
+  }
+  for (const auto* cells : {&first, &second}) {
+    double chi2 = 0.0;
+    for (double c : *cells) chi2 += (c - n / 10.0) * (c - n / 10.0) / (n / 10.0);
+    EXPECT_LT(chi2, 33.7);  // the 0.9999 quantile of chi-square with 9 degrees of freedom
   }
 }
 

@@ -70,6 +70,16 @@ TEST(ClosedForms, IndependentFamilyIsIndependentMM1Queues) {
     }
     EXPECT_TRUE(close(r.EQ, r.EQ_hw, total));
     EXPECT_TRUE(close(r.ET, r.ET_hw, sojourn));
+    // Sojourn times: a job is at server n with probability 1/4 and then Exp(mu_n - lambda);
+    // the 90% quantile of that mixture by bisection.
+    double lo = 0.0, hi = 100.0;
+    while (hi - lo > 1e-9) {
+      const double x = (lo + hi) / 2.0;
+      double F = 0.0;
+      for (double mu : speeds) F += (1.0 - std::exp(-(mu - lambda) * x)) / 4.0;
+      (F < 0.9 ? lo : hi) = x;
+    }
+    EXPECT_TRUE(close(r.T_p90, r.T_p90_hw, lo, 0.008 * lo));
     ASSERT_EQ(r.EQ_type.size(), 4U);  // one type per server, in enumerate() order
     for (std::size_t k = 0; k < 4; ++k) {
       const int n = std::countr_zero(r.type_servers[k]);

@@ -159,6 +159,9 @@ void compare(const model::System& system, Policy policy, int policy_d, std::uint
   for (int q = 0; q <= kQmax; ++q)
     EXPECT_TRUE(testing::close(r.pmf[q], r.pmf_hw[q], chain.pmf[static_cast<std::size_t>(q)]))
         << "q = " << q;
+  // Little's law for the chain; the simulator's E[T] comes from the sojourn-time laws recorded
+  // at arrivals (Erlang given the jobs found ahead, docs/sim.md).
+  EXPECT_TRUE(testing::close(r.ET, r.ET_hw, chain.EQ / system.total_arrival_rate()));
 }
 
 // Two servers, every job may use both (the family's only type is all servers: the simulator
@@ -179,6 +182,17 @@ TEST(DispatchChain, ThreeServersAllCompatible) {
   for (Policy policy : {Policy::jsq, Policy::jiq}) {
     SCOPED_TRACE(static_cast<int>(policy));
     compare(system, policy, 2, 20 + static_cast<std::uint64_t>(policy));
+  }
+}
+
+// Three servers, pairs from the complete family: drawn in uniformly random order, so that ties
+// go to the first server of the pair without a draw (and power_of_d takes the first d).
+TEST(DispatchChain, ThreeServersCompletePairs) {
+  const auto system =
+      testing::make_system(testing::family(FamilyKind::complete, 3, 2), 0.6, {0.7, 1.0, 1.3});
+  for (Policy policy : {Policy::jsq, Policy::jiq, Policy::random, Policy::power_of_d}) {
+    SCOPED_TRACE(static_cast<int>(policy));
+    compare(system, policy, 1, 40 + static_cast<std::uint64_t>(policy));
   }
 }
 

@@ -104,7 +104,19 @@ class Family {
   int max_type_size() const;
 
   // Draws one job type; writes its 0-based servers (distinct, unsorted) into `servers`.
-  void sample(Rng& rng, std::vector<int>& servers) const;
+  void sample(Rng& rng, std::vector<int>& servers) const {
+    if (kind() == FamilyKind::complete && params_.d == 2) {
+      sample_pair(rng, servers);
+    } else {
+      sample_other(rng, servers);
+    }
+  }
+  // True if sample() writes the servers in uniformly random order (every order of the drawn set
+  // equally likely): independent, and complete when N (N-1) ... (N-d+1) < 2^64 (one-draw
+  // sampling). A policy can then break ties uniformly by taking the first, with no further draw.
+  bool samples_in_random_order() const {
+    return kind() == FamilyKind::independent || complete_tuples_ > 0;
+  }
 
   // All types with p > 0 as bitmasks, merged if a set repeats (ring with N = 2, explicit
   // duplicates). Throws InputError if N > kMaxMaskServers or there are more than max_types.
@@ -120,12 +132,47 @@ class Family {
   const std::vector<double>& listed_probs() const { return listed_p_; }
 
  private:
+  // The complete family with d = 2 (JSQ(2), the simulator's hot case, so inline): the ordered
+  // tuple sampler of family.cpp for two servers, from one draw; the second skips the first.
+  void sample_pair(Rng& rng, std::vector<int>& servers) const {
+    PairDigits digits = pair_digits(rng.next_u64());
+    if (digits.low < complete_tuples_) digits = accepted_pair_digits(rng, digits);
+    servers.resize(2);
+    servers[0] = digits.first;
+    servers[1] = digits.second + (digits.second >= digits.first ? 1 : 0);
+  }
+  // Lemire's multiply-shift for the bound N (N - 1), read as two digits: u N gives the first
+  // (high word) in [0, N), its low word times N - 1 the second in [0, N - 1) and the final low
+  // word, which decides the rejection.
+  struct PairDigits {
+    int first, second;
+    std::uint64_t low;
+  };
+  PairDigits pair_digits(std::uint64_t u) const {
+    using Wide = unsigned __int128;
+    const auto N = static_cast<std::uint64_t>(params_.N);
+    const Wide m0 = static_cast<Wide>(u) * N;
+    const Wide m1 = static_cast<Wide>(static_cast<std::uint64_t>(m0)) * (N - 1);
+    return {static_cast<int>(m0 >> 64), static_cast<int>(m1 >> 64),
+            static_cast<std::uint64_t>(m1)};
+  }
+  // The rare rejection (probability below N^2 / 2^64), out of line to keep sample_pair small.
+  [[gnu::noinline]] PairDigits accepted_pair_digits(Rng& rng, PairDigits digits) const {
+    const std::uint64_t threshold = (0 - complete_tuples_) % complete_tuples_;
+    while (digits.low < threshold) digits = pair_digits(rng.next_u64());
+    return digits;
+  }
+  void sample_other(Rng& rng, std::vector<int>& servers) const;
+
   FamilyParams params_;
   std::vector<std::vector<int>> listed_;
   std::vector<double> listed_p_;
   // Walker alias table over listed types for O(1) sampling.
   std::vector<double> alias_prob_;
   std::vector<std::uint32_t> alias_index_;
+  // complete: the number of ordered d-tuples of distinct servers, N (N-1) ... (N-d+1), if it
+  // fits in 64 bits (one draw per sample), else 0 (Floyd's algorithm, d draws).
+  std::uint64_t complete_tuples_ = 0;
 };
 
 }  // namespace qsweep::model

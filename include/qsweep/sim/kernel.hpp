@@ -27,7 +27,8 @@ inline constexpr std::size_t kMaxJobsInSystem = std::size_t{1} << 22;
 Kernel resolve_kernel(const Options& options);
 
 // Sojourn times in log-spaced bins: 2^7 bins per octave over [2^-32, 2^32) (relative width
-// 2^-7 < 0.8%); values outside land in the first or last bin. Memory is fixed (64 KiB).
+// 2^-7 < 0.8%); values outside land in the first or last bin. Memory is fixed (64 KiB). Counts
+// are real numbers: a law can be added by its expected counts (add_erlang).
 class SojournHistogram {
  public:
   static constexpr int kMantissaBits = 7;
@@ -35,13 +36,16 @@ class SojournHistogram {
   static constexpr int kBins = (kMaxExponent - kMinExponent) << kMantissaBits;
   static_assert(kMinExponent == -32 && kMaxExponent == 32, "bin() tests against 2^-32 and 2^32");
 
-  SojournHistogram() : counts_(kBins, 0) {}
+  SojournHistogram() : counts_(kBins, 0.0) {}
   void add(double x) {
-    ++counts_[static_cast<std::size_t>(bin(x))];
-    ++total_;
+    counts_[static_cast<std::size_t>(bin(x))] += 1.0;
+    total_ += 1.0;
   }
+  // Adds weight[k] sojourn times distributed as the sum of k independent Exp(rate) times
+  // (Erlang; k >= 1, weight[0] is ignored) by their expected counts in every bin.
+  void add_erlang(double rate, const std::vector<double>& weight);
   void merge(const SojournHistogram& other);
-  std::uint64_t total() const { return total_; }
+  double total() const { return total_; }
   // The p-quantile, interpolated linearly inside its bin; NaN if empty.
   double quantile(double p) const;
 
@@ -60,8 +64,8 @@ class SojournHistogram {
   friend bool operator==(const SojournHistogram&, const SojournHistogram&) = default;
 
  private:
-  std::vector<std::uint64_t> counts_;
-  std::uint64_t total_ = 0;
+  std::vector<double> counts_;
+  double total_ = 0.0;
 };
 
 struct ReplicationPlan {
@@ -72,16 +76,19 @@ struct ReplicationPlan {
 };
 
 // What one replication observed over [warmup, warmup + horizon]. Time averages are divided by
-// the horizon; sojourn times are summed over the jobs that left during the observation.
+// the horizon. Sojourn times are those of the jobs that left during the observation; the
+// dispatching Markov kernel instead records each job arriving during it by the law of its sojourn
+// time given what it found (Erlang: the jobs ahead plus its own, at its server's speed).
+// (docs/sim.md, "Expected holding times").
 struct ReplicationStats {
   double mean_Q = 0.0, mean_Q2 = 0.0;
   std::vector<double> pmf;          // fraction of time with Q = q, q = 0..qmax
   std::vector<double> occupancy;    // mean fraction of servers with >= i jobs, i = 1..occupancy_max
   std::vector<double> mean_Q_type;  // tracked types only
-  std::vector<double> sojourn_sum_type;        // tracked types only
-  std::vector<std::uint64_t> departures_type;  // tracked types only
+  std::vector<double> sojourn_sum_type;           // tracked types only
+  std::vector<std::uint64_t> sojourn_count_type;  // tracked types only
   double sojourn_sum = 0.0;
-  std::uint64_t departures = 0;
+  std::uint64_t sojourn_count = 0;          // jobs whose sojourn time is in sojourn_sum
   std::vector<double> mean_R, utilisation;  // per server
   SojournHistogram sojourn;
   std::vector<double> trace;  // window means of Q (plan.trace_window > 0)
@@ -96,9 +103,12 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
                                  std::uint64_t replication, const ReplicationPlan& plan,
                                  Kernel kernel = Kernel::automatic);
 
-// MSER-5 truncation point: the window means are grouped in batches of 5 and the start d (in
-// batches, d <= half of them) minimising the variance of the remaining mean,
-// sum_{i >= d} (b_i - mean_d)^2 / (m - d)^2, is returned as simulated time (d * 5 * window).
+// MSER-5 truncation point of a run that starts empty: the window means are grouped in batches
+// of 5 and the start d (in batches, d <= half of them) minimising the variance of the remaining
+// mean, sum_{i >= d} (b_i - mean_d)^2 / (m - d)^2, is returned as simulated time
+// (d * 5 * window). Only starts whose cut-off batches have a lower mean than the rest count:
+// from empty the initialisation bias is downwards, so cutting a high stretch would only remove
+// a random burst.
 double mser5_warmup(const std::vector<double>& window_means, double window);
 
 }  // namespace qsweep::sim

@@ -9,7 +9,7 @@ packages=(
   libhdf5-openmpi-dev hdf5-tools
   libboost-serialization-dev libboost-mpi-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev librandom123-dev libfmt-dev nlohmann-json3-dev
+  libcli11-dev librandom123-dev libfmt-dev nlohmann-json3-dev libxxhash-dev
   python3-h5py python3-numpy python3-matplotlib
 )
 

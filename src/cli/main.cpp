@@ -24,7 +24,8 @@ CommandRegistration::CommandRegistration(int order, AddCommand add) {
 
 int main(int argc, char** argv) {
   using namespace qsweep;
-  CLI::App app{"qsweep: parameter sweeps of queueing models (redundancy scheduling, JSQ) on HPC clusters"};
+  CLI::App app{
+      "qsweep: parameter sweeps of queueing models (redundancy scheduling, JSQ) on HPC clusters"};
   app.set_version_flag("--version",
                        std::string("qsweep ") + kVersion + " (git " + kGitCommit + ")");
   app.require_subcommand(1);

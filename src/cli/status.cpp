@@ -11,6 +11,7 @@
 #include "command.hpp"
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/store/results_reader.hpp"
+#include "qsweep/store/writer_lock.hpp"
 
 namespace qsweep::cli {
 namespace {
@@ -49,7 +50,11 @@ int status_command(const StatusArgs& args) {
              reader.attribute("created"), reader.attribute("hostname"),
              reader.attribute("qsweep_version"), reader.attribute("git_commit"),
              reader.attribute("mpi_ranks"));
-  fmt::print("command:  {}\n\n", reader.attribute("command_line"));
+  fmt::print("command:  {}\n", reader.attribute("command_line"));
+  if (const std::string holder = store::WriterLock::holder(args.file); !holder.empty()) {
+    fmt::print("writing:  {}\n", holder);
+  }
+  fmt::print("\n");
 
   const std::vector<sweep::TaskStatus> statuses = reader.statuses();
   const std::vector<std::string> methods = reader.methods();
@@ -70,6 +75,15 @@ int status_command(const StatusArgs& args) {
 
   print_problems(reader, sweep::TaskStatus::failed, all.failed, args.limit);
   print_problems(reader, sweep::TaskStatus::unstable, all.unstable, args.limit);
+  std::uint64_t warned = 0;
+  const std::vector<store::TaskProblem> warnings = reader.warnings(args.limit, warned);
+  if (warned > 0) {
+    fmt::print("\nwarnings ({}{}):\n", warned,
+               warned > args.limit ? fmt::format(", first {}", args.limit) : "");
+    for (const store::TaskProblem& problem : warnings) {
+      fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
+    }
+  }
   if (all.pending > 0) return exit_code::incomplete;
   if (all.failed > 0) return exit_code::tasks_failed;
   return exit_code::ok;

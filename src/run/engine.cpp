@@ -32,12 +32,12 @@ sweep::TaskOutcome run_guarded(const TaskFunction& run_task, const sweep::Task& 
   try {
     outcome = run_task(task);
   } catch (const std::exception& e) {
-    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0};
+    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0, {}};
   } catch (...) {
-    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, "unknown exception", {}, 0.0};
+    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, "unknown exception", {}, 0.0, {}};
   }
   if (outcome.status == sweep::TaskStatus::pending) {
-    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, "task returned no result", {}, 0.0};
+    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, "task returned no result", {}, 0.0, {}};
   }
   outcome.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,5 +1,7 @@
 #include "qsweep/run/runner.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/mpi/collectives/broadcast.hpp>
 #include <boost/mpi/exception.hpp>
@@ -24,6 +26,8 @@
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/results_reader.hpp"
+#include "qsweep/store/verify.hpp"
+#include "qsweep/store/writer_lock.hpp"
 
 namespace qsweep::run {
 namespace {
@@ -528,8 +532,37 @@ std::string output_path(const sweep::Plan& plan, const RunOptions& options) {
   throw InputError("no results file: give -o FILE or `output:` in " + plan.source);
 }
 
-// Rank 0: what to run, from an existing file (resume) or from scratch.
-StartState read_start(const sweep::Plan& plan, const std::string& path, bool create) {
+// Rank 0: checks that `path` can be a results file (before anything is written), creating its
+// directory if needed.
+void check_output_location(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::is_directory(path, error)) {
+    throw InputError(path + " is a directory; expected the name of a results file (e.g. " +
+                     (fs::path(path) / "results.h5").string() + ")");
+  }
+  if (fs::exists(path, error) && !fs::is_regular_file(path, error)) {
+    throw InputError(path + " exists and is not a regular file; expected a results file");
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) {
+    fs::create_directories(parent, error);
+    if (error) {
+      throw InputError("cannot create the directory " + parent.string() + " for " + path + ": " +
+                       error.message());
+    }
+  }
+  const std::string directory = parent.empty() ? "." : parent.string();
+  if (access(directory.c_str(), W_OK | X_OK) != 0) {
+    throw InputError("cannot write into " + directory + " (" + std::strerror(errno) + "), where " +
+                     path + " would be made");
+  }
+}
+
+// Rank 0: what to run, from an existing file (resume, after verifying every row) or from
+// scratch.
+StartState read_start(const sweep::Plan& plan, const store::Layout& layout, const std::string& path,
+                      bool create) {
   StartState start;
   start.counts.total = plan.tasks.size();
   start.attempts.assign(plan.tasks.size(), 0);
@@ -546,15 +579,29 @@ StartState read_start(const sweep::Plan& plan, const std::string& path, bool cre
                      plan.hash.substr(0, 12) +
                      "); use --force to start it again or -o for another file");
   }
-  const std::vector<sweep::TaskStatus> statuses = reader.statuses();
+  const store::Verification verified = store::verify_results(path, plan, layout);
   start.attempts = reader.attempts();
-  if (statuses.size() != plan.tasks.size() || start.attempts.size() != plan.tasks.size()) {
-    throw InputError(path + " has " + std::to_string(statuses.size()) + " tasks, the plan " +
+  if (start.attempts.size() != plan.tasks.size()) {
+    throw InputError(path + " has " + std::to_string(start.attempts.size()) + " tasks, the plan " +
                      std::to_string(plan.tasks.size()));
   }
-  // Done and unstable are results; pending and failed tasks run (again).
-  for (std::uint64_t id = 0; id < statuses.size(); ++id) {
-    switch (statuses[id]) {
+  if (!verified.damaged.empty()) {
+    std::string first;
+    for (const std::string& what : verified.damage) first += "\n  " + what;
+    std::fprintf(
+        stderr, "qsweep: %s: %zu of %llu rows failed verification; running them again:%s%s\n",
+        path.c_str(), verified.damaged.size(), static_cast<unsigned long long>(plan.tasks.size()),
+        first.c_str(), verified.damaged.size() > verified.damage.size() ? "\n  ..." : "");
+  }
+  if (verified.interrupted > 0) {
+    std::fprintf(stderr,
+                 "qsweep: %s: %llu rows were being written when a run was killed; "
+                 "running them again\n",
+                 path.c_str(), static_cast<unsigned long long>(verified.interrupted));
+  }
+  // Done and unstable are results; pending, failed, interrupted and damaged tasks run (again).
+  for (std::uint64_t id = 0; id < verified.statuses.size(); ++id) {
+    switch (verified.statuses[id]) {
       case sweep::TaskStatus::done:
         ++start.counts.done;
         break;
@@ -567,6 +614,37 @@ StartState read_start(const sweep::Plan& plan, const std::string& path, bool cre
     }
   }
   return start;
+}
+
+// Runs the plan's remaining tasks (`start`, on rank 0) into the results file at `path`.
+RunResult run_file(const mpi::communicator& comm, const sweep::Plan& plan,
+                   const store::Layout& layout, const std::string& path, const RunOptions& options,
+                   StartState start, const SignalWatch& signals, const TaskFunction& run_task) {
+  store::ResultsFile file(path, plan, layout, comm);
+  RunResult result;
+  const bool computes = comm.rank() != 0 || comm.size() == 1 || !options.dedicated_coordinator;
+  std::optional<Workbench> bench;
+  if (computes) bench.emplace(plan, file, run_task, comm.rank());
+  try {
+    if (comm.rank() == 0) {
+      Coordinator coordinator(comm, plan, options, std::move(start), bench ? &*bench : nullptr,
+                              signals);
+      result.exit_code = coordinator.run();
+      result.counts = coordinator.counts();
+      result.work_seconds = coordinator.work_seconds();
+    } else {
+      work(comm, *bench, signals);
+    }
+  } catch (const mpi::exception& e) {
+    // Boost names the MPI call; add which rank of which communicator.
+    throw Error(std::string(e.what()) + " (rank " + std::to_string(comm.rank()) + " of " +
+                std::to_string(comm.size()) + ", the run's communicator)");
+  }
+  result.left_task_running = bench && bench->left_task_running();
+  bench.reset();  // joins the compute thread (or leaves an abandoned task behind)
+  file.close();
+  mpi::broadcast(comm, result.exit_code, 0);
+  return result;
 }
 
 }  // namespace
@@ -613,10 +691,16 @@ RunResult run_plan(const mpi::communicator& world, const sweep::Plan& plan,
   std::string path;
   bool create = true;
   StartState start;
+  const store::Layout layout(plan);
+  // Rank 0 holds the results file's writer lock from before it looks at the file until the run
+  // has closed it.
+  std::optional<store::WriterLock> lock;
   agree_on_rank0(comm, [&] {
     if (options.resume && options.force)
       throw InputError("--resume and --force exclude each other");
     path = output_path(plan, options);
+    check_output_location(path);
+    lock.emplace(path, options.command_line);
     const bool exists = std::filesystem::exists(path);
     if (exists && !options.resume && !options.force) {
       throw InputError(path +
@@ -627,49 +711,22 @@ RunResult run_plan(const mpi::communicator& world, const sweep::Plan& plan,
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
-    if (create) {
-      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-      std::error_code error;
-      if (!parent.empty()) std::filesystem::create_directories(parent, error);
-      if (error)
-        throw InputError("cannot create the directory " + parent.string() + ": " + error.message());
-    }
-    start = read_start(plan, path, create);
+    start = read_start(plan, layout, path, create);
   });
   mpi::broadcast(comm, path, 0);
   mpi::broadcast(comm, create, 0);
 
-  const store::Layout layout(plan);
   if (create) {
     store::ResultsFile::create(path, plan, layout,
                                store::Provenance::now(options.command_line, comm.size()), comm);
   }
-  store::ResultsFile file(path, plan, layout, comm);
-
-  RunResult result;
-  const bool computes = comm.rank() != 0 || comm.size() == 1 || !options.dedicated_coordinator;
-  std::optional<Workbench> bench;
-  if (computes) bench.emplace(plan, file, run_task, comm.rank());
   try {
-    if (comm.rank() == 0) {
-      Coordinator coordinator(comm, plan, options, std::move(start), bench ? &*bench : nullptr,
-                              signals);
-      result.exit_code = coordinator.run();
-      result.counts = coordinator.counts();
-      result.work_seconds = coordinator.work_seconds();
-    } else {
-      work(comm, *bench, signals);
-    }
-  } catch (const mpi::exception& e) {
-    // Boost names the MPI call; add which rank of which communicator.
-    throw Error(std::string(e.what()) + " (rank " + std::to_string(comm.rank()) + " of " +
-                std::to_string(comm.size()) + ", the run's communicator)");
+    return run_file(comm, plan, layout, path, options, std::move(start), signals, run_task);
+  } catch (const std::exception& e) {
+    // Rows are written whole and sealed last, so the file is consistent whatever failed.
+    throw Error(std::string(e.what()) + " (" + path +
+                " is consistent: continue it with --resume once the cause is fixed)");
   }
-  result.left_task_running = bench && bench->left_task_running();
-  bench.reset();  // joins the compute thread (or leaves an abandoned task behind)
-  file.close();
-  mpi::broadcast(comm, result.exit_code, 0);
-  return result;
 }
 
 }  // namespace qsweep::run

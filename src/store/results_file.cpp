@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -14,100 +15,21 @@
 
 #include "qsweep/store/hdf5.hpp"
 #include "qsweep/version.hpp"
+#include "row_image.hpp"
 
 namespace qsweep::store {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::ColumnImage;
+using detail::kOneValue;
+using detail::Range;
+using detail::Shape;
+using detail::TaskColumns;
+using detail::text_type;
+using detail::write_ranges;
+
 // Rows written per step while creating the file (bounds the memory of the rows in flight).
 constexpr std::uint64_t kCreateChunkRows = 4096;
-
-// [start, start + count) of a dataset's first dimension.
-struct Range {
-  hsize_t start = 0;
-  hsize_t count = 0;
-};
-
-// Appends a range, merging it with the last one when they touch.
-void add_range(std::vector<Range>& ranges, hsize_t start, hsize_t count) {
-  if (count == 0) return;
-  if (!ranges.empty() && ranges.back().start + ranges.back().count == start) {
-    ranges.back().count += count;
-  } else {
-    ranges.push_back({start, count});
-  }
-}
-
-std::vector<Range> ranges_of_rows(const std::vector<std::uint64_t>& sorted_rows) {
-  std::vector<Range> ranges;
-  for (const std::uint64_t row : sorted_rows) add_range(ranges, row, 1);
-  return ranges;
-}
-
-// Rows of a 1-D dataset hold one value; rows of a 2-D dataset `width` values (maybe 0).
-struct Shape {
-  bool two_dimensional = false;
-  hsize_t width = 1;
-};
-constexpr Shape kOneValue{};
-
-// Writes `data` (elements in row-major order) into the selected rows.
-void write_ranges(hid_t dataset, hid_t memory_type, const std::vector<Range>& ranges, Shape shape,
-                  const void* data, const std::string& name) {
-  const hsize_t width = shape.two_dimensional ? shape.width : 1;
-  hsize_t elements = 0;
-  for (const Range& range : ranges) elements += range.count * width;
-  if (elements == 0) return;
-  const H5Id file_space(H5Dget_space(dataset), H5Sclose, "H5Dget_space", name);
-  if (ranges.size() == 1) {
-    const std::array<hsize_t, 2> start{ranges[0].start, 0};
-    const std::array<hsize_t, 2> count{ranges[0].count, width};  // the second only for 2-D
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                              nullptr),
-          "H5Sselect_hyperslab", name);
-  } else {
-    // Scattered rows: a point selection costs O(elements), where a union of hyperslabs built
-    // one H5S_SELECT_OR at a time costs O(ranges^2) in HDF5 1.10.
-    const int rank = shape.two_dimensional ? 2 : 1;
-    std::vector<hsize_t> coordinates;
-    coordinates.reserve(elements * static_cast<hsize_t>(rank));
-    for (const Range& range : ranges) {
-      for (hsize_t row = range.start; row < range.start + range.count; ++row) {
-        for (hsize_t column = 0; column < width; ++column) {
-          coordinates.push_back(row);
-          if (rank == 2) coordinates.push_back(column);
-        }
-      }
-    }
-    check(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, elements, coordinates.data()),
-          "H5Sselect_elements", name);
-  }
-  const H5Id memory_space(H5Screate_simple(1, &elements, nullptr), H5Sclose, "H5Screate_simple",
-                          name);
-  check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
-        "H5Dwrite", name);
-}
-
-// Fixed-length UTF-8 text, NUL padded (h5py reads it as numpy bytes, 'S<width>').
-H5Id text_type(std::size_t width) {
-  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy", "text type");
-  check(H5Tset_size(type.get(), width), "H5Tset_size", "text type");
-  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad", "text type");
-  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset", "text type");
-  return type;
-}
-
-// /tasks/status: an HDF5 enum over int8 (h5py: int8 array, names via h5py.check_enum_dtype).
-H5Id status_type() {
-  H5Id type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "H5Tenum_create", "status type");
-  for (const auto status : {sweep::TaskStatus::pending, sweep::TaskStatus::done,
-                            sweep::TaskStatus::failed, sweep::TaskStatus::unstable}) {
-    const auto value = static_cast<std::int8_t>(status);
-    const std::string name(sweep::to_string(status));
-    check(H5Tenum_insert(type.get(), name.c_str(), &value), "H5Tenum_insert", name);
-  }
-  return type;
-}
 
 H5Id file_access(MPI_Comm comm, const std::string& path) {
   H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate", path);
@@ -150,16 +72,6 @@ H5Id create_group(hid_t parent, const std::string& name, const std::string& path
 
 H5Id open_dataset(hid_t parent, const std::string& name, const std::string& path) {
   return H5Id(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
-}
-
-template <class T>
-const T& cell_as(const sweep::CellValue& cell, const sweep::ColumnSpec& spec) {
-  const T* value = std::get_if<T>(&cell);
-  if (value == nullptr) {
-    throw std::logic_error("sweep::make_row gave a value of the wrong type for column " +
-                           spec.name);
-  }
-  return *value;
 }
 
 // MPI errors are returned (MPI_ERRORS_RETURN) and become exceptions naming the call.
@@ -227,16 +139,18 @@ struct GroupDatasets {
 struct ResultsFile::Datasets {
   H5Id file;  // declared first: destroyed last, after every object in it
   H5Id tasks_group;
-  H5Id id, method, block, status, error, wall_seconds, rank, seed, attempts;
+  H5Id id, method, block, status, error, warning, wall_seconds, rank, seed, attempts, checksum;
   H5Id method_type = text_type(kMethodWidth);
   H5Id error_type = text_type(kErrorWidth);
-  H5Id status_type = store::status_type();
+  H5Id warning_type = text_type(kWarningWidth);
+  H5Id status_type = detail::status_type();
   std::vector<GroupDatasets> groups;
 
   std::vector<H5Id*> handles() {
-    std::vector<H5Id*> all{&tasks_group, &id,           &method,     &block, &status,
-                           &error,       &wall_seconds, &rank,       &seed,  &attempts,
-                           &method_type, &error_type,   &status_type};
+    std::vector<H5Id*> all{&tasks_group, &id,         &method,       &block,
+                           &status,      &error,      &warning,      &wall_seconds,
+                           &rank,        &seed,       &attempts,     &checksum,
+                           &method_type, &error_type, &warning_type, &status_type};
     for (GroupDatasets& group : groups) {
       all.push_back(&group.group);
       for (ColumnDatasets& column : group.columns) {
@@ -259,95 +173,59 @@ struct ResultsFile::Datasets {
     file.release();
   }
 
-  // A ragged column: each row's values padded to its reserved length in the flat dataset, and
-  // the number of real values in <name>_count.
-  template <class T>
-  static void write_ragged(const ColumnLayout& column, ColumnDatasets& target,
-                           const std::vector<std::pair<std::uint64_t, const sweep::Row*>>& entries,
-                           std::size_t c, const std::vector<Range>& row_ranges, hid_t memory_type,
-                           T padding, const std::string& name) {
-    std::vector<T> flat;
-    std::vector<Range> flat_ranges;
-    std::vector<std::int64_t> counts(entries.size());
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const auto& cell = cell_as<std::vector<T>>(entries[i].second->cells.at(c), column.spec);
-      const std::uint64_t row = entries[i].first;
-      const std::uint64_t reserved = column.offsets[row + 1] - column.offsets[row];
-      flat.insert(flat.end(), cell.begin(), cell.end());
-      flat.insert(flat.end(), reserved - cell.size(), padding);
-      add_range(flat_ranges, column.offsets[row], reserved);
-      counts[i] = static_cast<std::int64_t>(cell.size());
-    }
-    write_ranges(target.data.get(), memory_type, flat_ranges, kOneValue, flat.data(), name);
-    write_ranges(target.count.get(), H5T_NATIVE_INT64, row_ranges, kOneValue, counts.data(),
-                 name + "_count");
-  }
-
-  // The rows `entries` (row, row values) of one group, sorted by row.
-  void write_rows(const GroupLayout& layout, GroupDatasets& datasets,
-                  const std::vector<std::pair<std::uint64_t, const sweep::Row*>>& entries) {
-    std::vector<std::uint64_t> rows;
-    rows.reserve(entries.size());
-    for (const auto& entry : entries) rows.push_back(entry.first);
-    const std::vector<Range> row_ranges = ranges_of_rows(rows);
-    const std::size_t n = entries.size();
-
+  // The rows (ascending) of one group from their images (detail::encode_group_rows).
+  void write_group(const GroupLayout& layout, GroupDatasets& datasets,
+                   std::span<const std::uint64_t> rows, const std::vector<ColumnImage>& images) {
+    const std::vector<Range> row_ranges = detail::ranges_of_rows(rows);
     for (std::size_t c = 0; c < layout.columns.size(); ++c) {
       const ColumnLayout& column = layout.columns[c];
-      const sweep::ColumnSpec& spec = column.spec;
       ColumnDatasets& target = datasets.columns[c];
-      const std::string name = "/" + layout.name + "/" + spec.name;
-      switch (spec.type) {
-        case sweep::ColumnType::f64: {
-          std::vector<double> values(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            values[i] = cell_as<double>(entries[i].second->cells.at(c), spec);
-          }
-          write_ranges(target.data.get(), H5T_NATIVE_DOUBLE, row_ranges, kOneValue, values.data(),
-                       name);
-          break;
+      const std::string name = "/" + layout.name + "/" + column.spec.name;
+      const hid_t type = detail::memory_type(column, target.text_type);
+      const ColumnImage& image = images[c];
+      if (is_ragged(column.spec.type)) {
+        std::vector<Range> flat_ranges;
+        for (const std::uint64_t row : rows) {
+          detail::add_range(flat_ranges, column.offsets[row],
+                            column.offsets[row + 1] - column.offsets[row]);
         }
-        case sweep::ColumnType::i64: {
-          std::vector<std::int64_t> values(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            values[i] = cell_as<std::int64_t>(entries[i].second->cells.at(c), spec);
-          }
-          write_ranges(target.data.get(), H5T_NATIVE_INT64, row_ranges, kOneValue, values.data(),
-                       name);
-          break;
-        }
-        case sweep::ColumnType::str: {
-          std::vector<char> text(n * column.width, '\0');
-          for (std::size_t i = 0; i < n; ++i) {
-            const std::string fitted =
-                fit_text(cell_as<std::string>(entries[i].second->cells.at(c), spec), column.width);
-            std::memcpy(text.data() + i * column.width, fitted.data(), fitted.size());
-          }
-          write_ranges(target.data.get(), target.text_type.get(), row_ranges, kOneValue,
-                       text.data(), name);
-          break;
-        }
-        case sweep::ColumnType::f64_vector: {
-          std::vector<double> values(n * column.width, kNaN);
-          for (std::size_t i = 0; i < n; ++i) {
-            const auto& cell = cell_as<std::vector<double>>(entries[i].second->cells.at(c), spec);
-            std::copy(cell.begin(), cell.end(),
-                      values.begin() + static_cast<std::ptrdiff_t>(i * column.width));
-          }
-          write_ranges(target.data.get(), H5T_NATIVE_DOUBLE, row_ranges, Shape{true, column.width},
-                       values.data(), name);
-          break;
-        }
-        case sweep::ColumnType::f64_ragged:
-          write_ragged<double>(column, target, entries, c, row_ranges, H5T_NATIVE_DOUBLE, kNaN,
-                               name);
-          break;
-        case sweep::ColumnType::i64_ragged:
-          write_ragged<std::int64_t>(column, target, entries, c, row_ranges, H5T_NATIVE_INT64, -1,
-                                     name);
-          break;
+        write_ranges(target.data.get(), type, flat_ranges, kOneValue, image.bytes.data(), name);
+        write_ranges(target.count.get(), H5T_NATIVE_INT64, row_ranges, kOneValue,
+                     image.counts.data(), name + "_count");
+      } else {
+        const Shape shape = column.spec.type == sweep::ColumnType::f64_vector
+                                ? Shape{true, column.width}
+                                : kOneValue;
+        write_ranges(target.data.get(), type, row_ranges, shape, image.bytes.data(), name);
       }
     }
+  }
+
+  // The /tasks columns of rows `ranges` (ascending task ids) but attempts, status and checksum.
+  void write_task_columns(const std::vector<Range>& ranges, const TaskColumns& tasks) {
+    write_ranges(id.get(), H5T_NATIVE_INT64, ranges, kOneValue, tasks.id.data(), "/tasks/id");
+    write_ranges(method.get(), method_type.get(), ranges, kOneValue, tasks.method.data(),
+                 "/tasks/method");
+    write_ranges(block.get(), H5T_NATIVE_INT32, ranges, kOneValue, tasks.block.data(),
+                 "/tasks/block");
+    write_ranges(seed.get(), H5T_NATIVE_UINT64, ranges, kOneValue, tasks.seed.data(),
+                 "/tasks/seed");
+    write_ranges(error.get(), error_type.get(), ranges, kOneValue, tasks.error.data(),
+                 "/tasks/error");
+    write_ranges(warning.get(), warning_type.get(), ranges, kOneValue, tasks.warning.data(),
+                 "/tasks/warning");
+    write_ranges(wall_seconds.get(), H5T_NATIVE_DOUBLE, ranges, kOneValue,
+                 tasks.wall_seconds.data(), "/tasks/wall_seconds");
+    write_ranges(rank.get(), H5T_NATIVE_INT32, ranges, kOneValue, tasks.rank.data(), "/tasks/rank");
+  }
+
+  void write_status(const std::vector<Range>& ranges, const std::vector<std::int8_t>& values) {
+    write_ranges(status.get(), status_type.get(), ranges, kOneValue, values.data(),
+                 "/tasks/status");
+  }
+  void write_checksums(const std::vector<Range>& ranges, const std::vector<std::uint64_t>& values) {
+    write_ranges(checksum.get(), H5T_NATIVE_UINT64, ranges, kOneValue, values.data(),
+                 "/tasks/checksum");
   }
 };
 
@@ -367,9 +245,9 @@ std::string misfit(const GroupLayout& layout, std::uint64_t row, const sweep::Ro
       continue;
     }
     const sweep::CellValue& cell = values.cells.at(c);
-    const std::size_t length = column.spec.type == sweep::ColumnType::i64_ragged
-                                   ? cell_as<std::vector<std::int64_t>>(cell, column.spec).size()
-                                   : cell_as<std::vector<double>>(cell, column.spec).size();
+    const auto* ints = std::get_if<std::vector<std::int64_t>>(&cell);
+    const auto* doubles = std::get_if<std::vector<double>>(&cell);
+    const std::size_t length = ints ? ints->size() : doubles ? doubles->size() : 0;
     if (length > reserved) {
       return "internal error: column " + column.spec.name + " has " + std::to_string(length) +
              " values but the plan reserved " + std::to_string(reserved);
@@ -398,188 +276,182 @@ void ResultsFile::create(const std::string& path, const sweep::Plan& plan, const
 
   const std::string partial = path + ".partial";
   Datasets file;
-  {
-    const H5Id fapl = file_access(comm, partial);
-    file.file = H5Id(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
-                     "H5Fcreate", partial);
-  }
-  const hid_t root = file.file.get();
-  write_string_attribute(root, "format", kFormatName);
-  write_int_attribute(root, "format_version", kFormatVersion);
-  write_string_attribute(root, "qsweep_version", kVersion);
-  write_string_attribute(root, "git_commit", kGitCommit);
-  write_string_attribute(root, "created", provenance.created);
-  write_string_attribute(root, "command_line", provenance.command_line);
-  write_int_attribute(root, "mpi_ranks", provenance.mpi_ranks);
-  write_string_attribute(root, "hostname", provenance.hostname);
-  write_string_attribute(root, "sweep_name", plan.name);
-  write_string_attribute(root, "sweep_source", plan.source);
-  write_string_attribute(root, "sweep_yaml", plan.yaml_text);
-  write_string_attribute(root, "sweep_sha256", plan.yaml_sha256);
-  write_string_attribute(root, "plan_hash", plan.hash);
-  write_int_attribute(root, "task_count", static_cast<long long>(plan.tasks.size()));
-
-  // /tasks
-  const hsize_t tasks = plan.tasks.size();
-  file.tasks_group = create_group(root, "tasks", "/tasks");
-  const hid_t tg = file.tasks_group.get();
-  write_string_attribute(tg, "description", "one row per task of the plan, all methods");
-  file.id =
-      create_dataset(tg, "id", H5T_STD_I64LE, {tasks},
-                     "task id = row in /tasks = position in the expanded plan", "", "/tasks/id");
-  file.method = create_dataset(tg, "method", file.method_type.get(), {tasks},
-                               "method: exact, simulate or ldp", "", "/tasks/method");
-  file.block =
-      create_dataset(tg, "block", H5T_STD_I32LE, {tasks},
-                     "0-based index of the sweep block the task came from", "", "/tasks/block");
-  file.status = create_dataset(
-      tg, "status", file.status_type.get(), {tasks},
-      "0 pending (not run, or interrupted), 1 done, 2 failed (see error), "
-      "3 unstable (parameters outside the stability region; the violating set is in error)",
-      "", "/tasks/status");
-  file.error = create_dataset(tg, "error", file.error_type.get(), {tasks},
-                              "failed: the error message; unstable: the violating server set "
-                              "(cut to 256 bytes)",
-                              "", "/tasks/error");
-  file.wall_seconds = create_dataset(tg, "wall_seconds", H5T_IEEE_F64LE, {tasks},
-                                     "wall-clock time of the task's last run (NaN if never run)",
-                                     "s", "/tasks/wall_seconds");
-  file.rank =
-      create_dataset(tg, "rank", H5T_STD_I32LE, {tasks},
-                     "MPI rank of the task's last run (-1 if never run)", "", "/tasks/rank");
-  file.seed = create_dataset(
-      tg, "seed", H5T_STD_U64LE, {tasks},
-      "sweep seed; the task's random streams are Philox(seed, id, replication)", "", "/tasks/seed");
-  file.attempts = create_dataset(tg, "attempts", H5T_STD_I32LE, {tasks},
-                                 "times the task was handed to a worker (written before it runs)",
-                                 "", "/tasks/attempts");
-
-  // One group per method present in the plan.
-  for (const GroupLayout& group : layout.groups()) {
-    GroupDatasets datasets;
-    const std::string group_path = "/" + group.name;
-    datasets.group = create_group(root, group.name, group_path);
-    write_string_attribute(datasets.group.get(), "description",
-                           "one row per " + group.name +
-                               " task, in task order; task_id is the "
-                               "row in /tasks");
-    const hid_t g = datasets.group.get();
-    for (const ColumnLayout& column : group.columns) {
-      const sweep::ColumnSpec& spec = column.spec;
-      const std::string column_path = group_path + "/" + spec.name;
-      ColumnDatasets target;
-      switch (spec.type) {
-        case sweep::ColumnType::f64:
-          target.data = create_dataset(g, spec.name, H5T_IEEE_F64LE, {group.rows()},
-                                       spec.description, spec.units, column_path);
-          break;
-        case sweep::ColumnType::i64:
-          target.data = create_dataset(g, spec.name, H5T_STD_I64LE, {group.rows()},
-                                       spec.description, spec.units, column_path);
-          break;
-        case sweep::ColumnType::str:
-          target.text_type = text_type(column.width);
-          target.data = create_dataset(g, spec.name, target.text_type.get(), {group.rows()},
-                                       spec.description, spec.units, column_path);
-          break;
-        case sweep::ColumnType::f64_vector:
-          target.data = create_dataset(g, spec.name, H5T_IEEE_F64LE, {group.rows(), column.width},
-                                       spec.description + " (one row per task, NaN padding)",
-                                       spec.units, column_path);
-          break;
-        case sweep::ColumnType::f64_ragged:
-        case sweep::ColumnType::i64_ragged:
-          target.data = create_dataset(
-              g, spec.name,
-              spec.type == sweep::ColumnType::f64_ragged ? H5T_IEEE_F64LE : H5T_STD_I64LE,
-              {column.offsets.back()},
-              spec.description + " (ragged: row r's values are [" + spec.name + "_offset[r], " +
-                  spec.name + "_offset[r] + " + spec.name + "_count[r]) of this flat array)",
-              spec.units, column_path);
-          target.offset = create_dataset(g, spec.name + "_offset", H5T_STD_I64LE, {group.rows()},
-                                         "start of each row's values in " + spec.name, "",
-                                         column_path + "_offset");
-          target.count = create_dataset(g, spec.name + "_count", H5T_STD_I64LE, {group.rows()},
-                                        "number of values of each row in " + spec.name, "",
-                                        column_path + "_count");
-          break;
-      }
-      datasets.columns.push_back(std::move(target));
+  try {
+    {
+      const H5Id fapl = file_access(comm, partial);
+      file.file = H5Id(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
+                       "H5Fcreate", partial);
     }
-    file.groups.push_back(std::move(datasets));
-  }
+    const hid_t root = file.file.get();
+    write_string_attribute(root, "format", kFormatName);
+    write_int_attribute(root, "format_version", kFormatVersion);
+    write_string_attribute(root, "qsweep_version", kVersion);
+    write_string_attribute(root, "git_commit", kGitCommit);
+    write_string_attribute(root, "created", provenance.created);
+    write_string_attribute(root, "command_line", provenance.command_line);
+    write_int_attribute(root, "mpi_ranks", provenance.mpi_ranks);
+    write_string_attribute(root, "hostname", provenance.hostname);
+    write_string_attribute(root, "sweep_name", plan.name);
+    write_string_attribute(root, "sweep_source", plan.source);
+    write_string_attribute(root, "sweep_yaml", plan.yaml_text);
+    write_string_attribute(root, "sweep_sha256", plan.yaml_sha256);
+    write_string_attribute(root, "plan_hash", plan.hash);
+    write_int_attribute(root, "task_count", static_cast<long long>(plan.tasks.size()));
 
-  // Every element of every dataset is written now, in chunks of rows shared out over the ranks.
-  // Tasks start pending with their parameters in place.
-  for (std::uint64_t begin = static_cast<std::uint64_t>(rank) * kCreateChunkRows; begin < tasks;
-       begin += static_cast<std::uint64_t>(ranks) * kCreateChunkRows) {
-    const std::uint64_t end = std::min<std::uint64_t>(begin + kCreateChunkRows, tasks);
-    const std::size_t n = end - begin;
-    std::vector<std::int64_t> ids(n);
-    std::vector<char> methods(n * kMethodWidth, '\0');
-    std::vector<std::int32_t> blocks(n);
-    std::vector<std::int8_t> statuses(n, static_cast<std::int8_t>(sweep::TaskStatus::pending));
-    std::vector<char> errors(n * kErrorWidth, '\0');
-    std::vector<double> walls(n, kNaN);
-    std::vector<std::int32_t> ranks_column(n, -1);
-    std::vector<std::uint64_t> seeds(n);
-    std::vector<std::int32_t> attempts(n, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-      const sweep::Task& task = plan.tasks[begin + i];
-      ids[i] = static_cast<std::int64_t>(task.id);
-      const std::string method(sweep::to_string(task.method));
-      std::memcpy(methods.data() + i * kMethodWidth, method.data(),
-                  std::min(method.size(), kMethodWidth));
-      blocks[i] = task.block;
-      seeds[i] = task.seed;
-    }
-    const std::vector<Range> chunk{{begin, n}};
-    write_ranges(file.id.get(), H5T_NATIVE_INT64, chunk, kOneValue, ids.data(), "/tasks/id");
-    write_ranges(file.method.get(), file.method_type.get(), chunk, kOneValue, methods.data(),
-                 "/tasks/method");
-    write_ranges(file.block.get(), H5T_NATIVE_INT32, chunk, kOneValue, blocks.data(),
-                 "/tasks/block");
-    write_ranges(file.error.get(), file.error_type.get(), chunk, kOneValue, errors.data(),
-                 "/tasks/error");
-    write_ranges(file.wall_seconds.get(), H5T_NATIVE_DOUBLE, chunk, kOneValue, walls.data(),
-                 "/tasks/wall_seconds");
-    write_ranges(file.rank.get(), H5T_NATIVE_INT32, chunk, kOneValue, ranks_column.data(),
-                 "/tasks/rank");
-    write_ranges(file.seed.get(), H5T_NATIVE_UINT64, chunk, kOneValue, seeds.data(), "/tasks/seed");
-    write_ranges(file.attempts.get(), H5T_NATIVE_INT32, chunk, kOneValue, attempts.data(),
-                 "/tasks/attempts");
-    write_ranges(file.status.get(), file.status_type.get(), chunk, kOneValue, statuses.data(),
-                 "/tasks/status");
-  }
-  for (std::size_t g = 0; g < layout.groups().size(); ++g) {
-    const GroupLayout& group = layout.groups()[g];
-    GroupDatasets& datasets = file.groups[g];
-    for (std::uint64_t begin = static_cast<std::uint64_t>(rank) * kCreateChunkRows;
-         begin < group.rows(); begin += static_cast<std::uint64_t>(ranks) * kCreateChunkRows) {
-      const std::uint64_t end = std::min<std::uint64_t>(begin + kCreateChunkRows, group.rows());
-      std::vector<sweep::Row> rows;
-      rows.reserve(end - begin);
-      std::vector<std::pair<std::uint64_t, const sweep::Row*>> entries;
-      entries.reserve(end - begin);
-      for (std::uint64_t row = begin; row < end; ++row) {
-        rows.push_back(sweep::make_row(plan.tasks[group.task_ids[row]], sweep::TaskOutcome{}));
-        entries.emplace_back(row, &rows.back());
+    // /tasks
+    const hsize_t tasks = plan.tasks.size();
+    file.tasks_group = create_group(root, "tasks", "/tasks");
+    const hid_t tg = file.tasks_group.get();
+    write_string_attribute(tg, "description", "one row per task of the plan, all methods");
+    file.id =
+        create_dataset(tg, "id", H5T_STD_I64LE, {tasks},
+                       "task id = row in /tasks = position in the expanded plan", "", "/tasks/id");
+    file.method = create_dataset(tg, "method", file.method_type.get(), {tasks},
+                                 "method: exact, simulate or ldp", "", "/tasks/method");
+    file.block =
+        create_dataset(tg, "block", H5T_STD_I32LE, {tasks},
+                       "0-based index of the sweep block the task came from", "", "/tasks/block");
+    file.status = create_dataset(
+        tg, "status", file.status_type.get(), {tasks},
+        "0 pending (not run, or interrupted), 1 done, 2 failed (see error), "
+        "3 unstable (parameters outside the stability region; the violating set is in error)",
+        "", "/tasks/status");
+    file.error = create_dataset(tg, "error", file.error_type.get(), {tasks},
+                                "failed: the error message; unstable: the violating server set "
+                                "(cut to 256 bytes)",
+                                "", "/tasks/error");
+    file.warning = create_dataset(tg, "warning", file.warning_type.get(), {tasks},
+                                  "why a result should not be trusted silently (\"; \"-separated, "
+                                  "cut to 192 bytes; empty: none)",
+                                  "", "/tasks/warning");
+    file.wall_seconds = create_dataset(tg, "wall_seconds", H5T_IEEE_F64LE, {tasks},
+                                       "wall-clock time of the task's last run (NaN if never run)",
+                                       "s", "/tasks/wall_seconds");
+    file.rank =
+        create_dataset(tg, "rank", H5T_STD_I32LE, {tasks},
+                       "MPI rank of the task's last run (-1 if never run)", "", "/tasks/rank");
+    file.seed =
+        create_dataset(tg, "seed", H5T_STD_U64LE, {tasks},
+                       "sweep seed; the task's random streams are Philox(seed, id, replication)",
+                       "", "/tasks/seed");
+    file.attempts = create_dataset(tg, "attempts", H5T_STD_I32LE, {tasks},
+                                   "times the task was handed to a worker (written before it runs)",
+                                   "", "/tasks/attempts");
+    file.checksum = create_dataset(
+        tg, "checksum", H5T_STD_U64LE, {tasks},
+        "XXH3-64 of the finished row's stored values (this row of /tasks but attempts, and the "
+        "task's row of its method group), written last; 0: not finished",
+        "", "/tasks/checksum");
+
+    // One group per method present in the plan.
+    for (const GroupLayout& group : layout.groups()) {
+      GroupDatasets datasets;
+      const std::string group_path = "/" + group.name;
+      datasets.group = create_group(root, group.name, group_path);
+      write_string_attribute(datasets.group.get(), "description",
+                             "one row per " + group.name +
+                                 " task, in task order; task_id is the "
+                                 "row in /tasks");
+      const hid_t g = datasets.group.get();
+      for (const ColumnLayout& column : group.columns) {
+        const sweep::ColumnSpec& spec = column.spec;
+        const std::string column_path = group_path + "/" + spec.name;
+        ColumnDatasets target;
+        switch (spec.type) {
+          case sweep::ColumnType::f64:
+            target.data = create_dataset(g, spec.name, H5T_IEEE_F64LE, {group.rows()},
+                                         spec.description, spec.units, column_path);
+            break;
+          case sweep::ColumnType::i64:
+            target.data = create_dataset(g, spec.name, H5T_STD_I64LE, {group.rows()},
+                                         spec.description, spec.units, column_path);
+            break;
+          case sweep::ColumnType::str:
+            target.text_type = text_type(column.width);
+            target.data = create_dataset(g, spec.name, target.text_type.get(), {group.rows()},
+                                         spec.description, spec.units, column_path);
+            break;
+          case sweep::ColumnType::f64_vector:
+            target.data = create_dataset(g, spec.name, H5T_IEEE_F64LE, {group.rows(), column.width},
+                                         spec.description + " (one row per task, NaN padding)",
+                                         spec.units, column_path);
+            break;
+          case sweep::ColumnType::f64_ragged:
+          case sweep::ColumnType::i64_ragged:
+            target.data = create_dataset(
+                g, spec.name,
+                spec.type == sweep::ColumnType::f64_ragged ? H5T_IEEE_F64LE : H5T_STD_I64LE,
+                {column.offsets.back()},
+                spec.description + " (ragged: row r's values are [" + spec.name + "_offset[r], " +
+                    spec.name + "_offset[r] + " + spec.name + "_count[r]) of this flat array)",
+                spec.units, column_path);
+            target.offset = create_dataset(g, spec.name + "_offset", H5T_STD_I64LE, {group.rows()},
+                                           "start of each row's values in " + spec.name, "",
+                                           column_path + "_offset");
+            target.count = create_dataset(g, spec.name + "_count", H5T_STD_I64LE, {group.rows()},
+                                          "number of values of each row in " + spec.name, "",
+                                          column_path + "_count");
+            break;
+        }
+        datasets.columns.push_back(std::move(target));
       }
-      file.write_rows(group, datasets, entries);
-      // Offsets are fixed by the plan: written once, here.
-      for (std::size_t c = 0; c < group.columns.size(); ++c) {
-        const ColumnLayout& column = group.columns[c];
-        if (!is_ragged(column.spec.type)) continue;
-        std::vector<std::int64_t> offsets(
-            column.offsets.begin() + static_cast<std::ptrdiff_t>(begin),
-            column.offsets.begin() + static_cast<std::ptrdiff_t>(end));
-        write_ranges(datasets.columns[c].offset.get(), H5T_NATIVE_INT64, {{begin, end - begin}},
-                     kOneValue, offsets.data(),
-                     "/" + group.name + "/" + column.spec.name + "_offset");
+      file.groups.push_back(std::move(datasets));
+    }
+
+    // Every element of every dataset is written now, in chunks of rows shared out over the ranks.
+    // Tasks start pending with their parameters in place and no checksum.
+    for (std::uint64_t begin = static_cast<std::uint64_t>(rank) * kCreateChunkRows; begin < tasks;
+         begin += static_cast<std::uint64_t>(ranks) * kCreateChunkRows) {
+      const std::uint64_t end = std::min<std::uint64_t>(begin + kCreateChunkRows, tasks);
+      const std::size_t n = end - begin;
+      TaskColumns columns(n);
+      for (std::size_t i = 0; i < n; ++i) columns.set_planned(i, plan.tasks[begin + i]);
+      const std::vector<Range> chunk{{begin, n}};
+      file.write_task_columns(chunk, columns);
+      const std::vector<std::int32_t> attempts(n, 0);
+      write_ranges(file.attempts.get(), H5T_NATIVE_INT32, chunk, kOneValue, attempts.data(),
+                   "/tasks/attempts");
+      file.write_checksums(chunk, std::vector<std::uint64_t>(n, 0));
+      file.write_status(chunk, columns.status);
+    }
+    for (std::size_t g = 0; g < layout.groups().size(); ++g) {
+      const GroupLayout& group = layout.groups()[g];
+      GroupDatasets& datasets = file.groups[g];
+      for (std::uint64_t begin = static_cast<std::uint64_t>(rank) * kCreateChunkRows;
+           begin < group.rows(); begin += static_cast<std::uint64_t>(ranks) * kCreateChunkRows) {
+        const std::uint64_t end = std::min<std::uint64_t>(begin + kCreateChunkRows, group.rows());
+        std::vector<sweep::Row> rows;
+        rows.reserve(end - begin);
+        std::vector<std::pair<std::uint64_t, const sweep::Row*>> entries;
+        entries.reserve(end - begin);
+        std::vector<std::uint64_t> row_numbers;
+        for (std::uint64_t row = begin; row < end; ++row) {
+          rows.push_back(sweep::make_row(plan.tasks[group.task_ids[row]], sweep::TaskOutcome{}));
+          entries.emplace_back(row, &rows.back());
+          row_numbers.push_back(row);
+        }
+        file.write_group(group, datasets, row_numbers, detail::encode_group_rows(group, entries));
+        // Offsets are fixed by the plan: written once, here.
+        for (std::size_t c = 0; c < group.columns.size(); ++c) {
+          const ColumnLayout& column = group.columns[c];
+          if (!is_ragged(column.spec.type)) continue;
+          std::vector<std::int64_t> offsets(
+              column.offsets.begin() + static_cast<std::ptrdiff_t>(begin),
+              column.offsets.begin() + static_cast<std::ptrdiff_t>(end));
+          write_ranges(datasets.columns[c].offset.get(), H5T_NATIVE_INT64, {{begin, end - begin}},
+                       kOneValue, offsets.data(),
+                       "/" + group.name + "/" + column.spec.name + "_offset");
+        }
       }
     }
+    file.close();
+  } catch (...) {
+    // This run fails (the caller ends the job): a half-made file is of no use to anyone. Its
+    // handles are left open (closing is collective, and the other ranks may not be there).
+    file.release();
+    std::remove(partial.c_str());
+    throw;
   }
-  file.close();
 
   // Only a complete file gets the final name.
   int renamed = 1;
@@ -590,6 +462,7 @@ void ResultsFile::create(const std::string& path, const sweep::Plan& plan, const
     if (error) {
       renamed = 0;
       rename_error = "cannot rename " + partial + " to " + path + ": " + error.message();
+      std::remove(partial.c_str());
     }
   }
   check_mpi(MPI_Bcast(&renamed, 1, MPI_INT, 0, comm), "MPI_Bcast", "rename result");
@@ -610,11 +483,17 @@ ResultsFile::ResultsFile(const std::string& path, const sweep::Plan& plan, const
   const hid_t root = file.file.get();
   file.tasks_group = H5Id(H5Gopen2(root, "tasks", H5P_DEFAULT), H5Gclose, "H5Gopen2", "/tasks");
   const hid_t tg = file.tasks_group.get();
+  file.id = open_dataset(tg, "id", "/tasks/id");
+  file.method = open_dataset(tg, "method", "/tasks/method");
+  file.block = open_dataset(tg, "block", "/tasks/block");
+  file.seed = open_dataset(tg, "seed", "/tasks/seed");
   file.status = open_dataset(tg, "status", "/tasks/status");
   file.error = open_dataset(tg, "error", "/tasks/error");
+  file.warning = open_dataset(tg, "warning", "/tasks/warning");
   file.wall_seconds = open_dataset(tg, "wall_seconds", "/tasks/wall_seconds");
   file.rank = open_dataset(tg, "rank", "/tasks/rank");
   file.attempts = open_dataset(tg, "attempts", "/tasks/attempts");
+  file.checksum = open_dataset(tg, "checksum", "/tasks/checksum");
   for (const GroupLayout& group : layout.groups()) {
     GroupDatasets datasets;
     const std::string group_path = "/" + group.name;
@@ -657,8 +536,16 @@ void ResultsFile::write_attempts(std::span<const std::uint64_t> ids,
     rows.push_back(id);
     values.push_back(value);
   }
-  write_ranges(datasets_->attempts.get(), H5T_NATIVE_INT32, ranges_of_rows(rows), kOneValue,
-               values.data(), "/tasks/attempts");
+  const std::vector<Range> ranges = detail::ranges_of_rows(rows);
+  Datasets& file = *datasets_;
+  // A task that runs again (it failed before) is unsealed first, then pending: a kill at any
+  // moment leaves either a finished status without a checksum (interrupted) or pending without
+  // one, never pending with a checksum, which only damage makes (see store/verify.hpp).
+  file.write_checksums(ranges, std::vector<std::uint64_t>(rows.size(), 0));
+  file.write_status(ranges, std::vector<std::int8_t>(
+                                rows.size(), static_cast<std::int8_t>(sweep::TaskStatus::pending)));
+  write_ranges(file.attempts.get(), H5T_NATIVE_INT32, ranges, kOneValue, values.data(),
+               "/tasks/attempts");
 }
 
 void ResultsFile::write_finished(std::vector<FinishedTask>& finished) {
@@ -668,51 +555,54 @@ void ResultsFile::write_finished(std::vector<FinishedTask>& finished) {
             [](const FinishedTask& a, const FinishedTask& b) { return a.id < b.id; });
 
   // Rows, grouped by method group; task order is row order within a group.
+  const std::size_t n = finished.size();
   std::vector<sweep::Row> rows;
-  rows.reserve(finished.size());
-  std::vector<std::vector<std::pair<std::uint64_t, const sweep::Row*>>> entries(
-      layout_.groups().size());
-  for (FinishedTask& task : finished) {
+  rows.reserve(n);
+  const std::size_t group_count = layout_.groups().size();
+  std::vector<std::vector<std::pair<std::uint64_t, const sweep::Row*>>> entries(group_count);
+  std::vector<std::vector<std::uint64_t>> row_numbers(group_count);
+  std::vector<std::pair<std::size_t, std::size_t>> place(n);  // (group, index in its entries)
+  for (std::size_t i = 0; i < n; ++i) {
+    FinishedTask& task = finished[i];
     const sweep::Task& spec = plan_.tasks.at(task.id);
     const std::size_t g = layout_.group_index(spec.method);
     const std::uint64_t row = layout_.row_of(task.id);
     rows.push_back(sweep::make_row(spec, task.outcome));
     const std::string problem = misfit(layout_.groups()[g], row, rows.back());
     if (!problem.empty()) {
-      task.outcome =
-          sweep::TaskOutcome{sweep::TaskStatus::failed, problem, {}, task.outcome.wall_seconds};
+      sweep::TaskOutcome failure;
+      failure.status = sweep::TaskStatus::failed;
+      failure.error = problem;
+      failure.wall_seconds = task.outcome.wall_seconds;
+      task.outcome = std::move(failure);
       rows.back() = sweep::make_row(spec, task.outcome);
     }
+    place[i] = {g, entries[g].size()};
     entries[g].emplace_back(row, &rows.back());
+    row_numbers[g].push_back(row);
   }
-  for (std::size_t g = 0; g < entries.size(); ++g) {
-    if (!entries[g].empty()) file.write_rows(layout_.groups()[g], file.groups[g], entries[g]);
+  std::vector<std::vector<ColumnImage>> images(group_count);
+  for (std::size_t g = 0; g < group_count; ++g) {
+    if (entries[g].empty()) continue;
+    images[g] = detail::encode_group_rows(layout_.groups()[g], entries[g]);
+    file.write_group(layout_.groups()[g], file.groups[g], row_numbers[g], images[g]);
   }
 
-  // /tasks: the run's own columns, then the status last.
-  const std::size_t n = finished.size();
+  // /tasks: the whole row but attempts, then the status, then the checksum (the seal) last.
+  TaskColumns columns(n);
   std::vector<std::uint64_t> ids(n);
-  std::vector<char> errors(n * kErrorWidth, '\0');
-  std::vector<double> walls(n);
-  std::vector<std::int32_t> ranks(n);
-  std::vector<std::int8_t> statuses(n);
+  std::vector<std::uint64_t> checksums(n);
   for (std::size_t i = 0; i < n; ++i) {
     const FinishedTask& task = finished[i];
     ids[i] = task.id;
-    const std::string error = fit_text(task.outcome.error, kErrorWidth);
-    std::memcpy(errors.data() + i * kErrorWidth, error.data(), error.size());
-    walls[i] = task.outcome.wall_seconds;
-    ranks[i] = task.rank;
-    statuses[i] = static_cast<std::int8_t>(task.outcome.status);
+    columns.set_planned(i, plan_.tasks.at(task.id));
+    columns.set_outcome(i, task.outcome, task.rank);
+    checksums[i] = detail::row_checksum(columns, i, images[place[i].first], place[i].second);
   }
-  const std::vector<Range> ranges = ranges_of_rows(ids);
-  write_ranges(file.error.get(), file.error_type.get(), ranges, kOneValue, errors.data(),
-               "/tasks/error");
-  write_ranges(file.wall_seconds.get(), H5T_NATIVE_DOUBLE, ranges, kOneValue, walls.data(),
-               "/tasks/wall_seconds");
-  write_ranges(file.rank.get(), H5T_NATIVE_INT32, ranges, kOneValue, ranks.data(), "/tasks/rank");
-  write_ranges(file.status.get(), file.status_type.get(), ranges, kOneValue, statuses.data(),
-               "/tasks/status");
+  const std::vector<Range> ranges = detail::ranges_of_rows(ids);
+  file.write_task_columns(ranges, columns);
+  file.write_status(ranges, columns.status);
+  file.write_checksums(ranges, checksums);
 }
 
 }  // namespace qsweep::store

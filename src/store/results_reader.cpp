@@ -219,6 +219,34 @@ std::vector<TaskProblem> ResultsReader::problems(sweep::TaskStatus status,
   return problems;
 }
 
+std::vector<TaskProblem> ResultsReader::warnings(std::size_t limit, std::uint64_t& count) const {
+  count = 0;
+  std::vector<TaskProblem> found;
+  if (check(H5Lexists(file_.get(), "/tasks/warning", H5P_DEFAULT), "H5Lexists", "/tasks/warning") <=
+      0) {
+    return found;
+  }
+  const H5Id warning = open_dataset(file_.get(), "/tasks/warning");
+  const H5Id method = open_dataset(file_.get(), "/tasks/method");
+  const H5Id status = open_dataset(file_.get(), "/tasks/status");
+  constexpr hsize_t kChunk = 4096;  // bounded memory whatever the file's size
+  for (hsize_t first = 0; first < task_count_; first += kChunk) {
+    const RowSelection rows{first, std::min(kChunk, task_count_ - first), {}};
+    const std::vector<std::string> texts = read_text(warning.get(), "/tasks/warning", rows);
+    const std::vector<sweep::TaskStatus> statuses = read_statuses(status.get(), rows);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      if (texts[i].empty() || statuses[i] == sweep::TaskStatus::pending) continue;
+      ++count;
+      if (found.size() < limit) {
+        const RowSelection one{first + i, 1, {}};
+        found.push_back({first + i, read_text(method.get(), "/tasks/method", one).at(0),
+                         statuses[i], texts[i]});
+      }
+    }
+  }
+  return found;
+}
+
 std::vector<std::string> ResultsReader::method_groups() const {
   std::vector<std::string> groups;
   for (const std::string name : {"exact", "simulate", "ldp"}) {

@@ -34,7 +34,7 @@ const R* done_result(const TaskOutcome& o) {
 Column parameter(std::string name, std::string description, std::string units, ColumnType type,
                  std::function<CellValue(const Task&)> value,
                  std::function<std::size_t(const Task&)> length = {}) {
-  return {{std::move(name), std::move(description), std::move(units), type},
+  return {{std::move(name), std::move(description), std::move(units), type, true},
           [value = std::move(value)](const Task& t, const TaskOutcome&) { return value(t); },
           std::move(length)};
 }

@@ -25,7 +25,7 @@ std::vector<sweep::Task> tasks(std::size_t n) {
 
 sweep::TaskOutcome done_after(std::chrono::milliseconds pause) {
   std::this_thread::sleep_for(pause);
-  return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0};
+  return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0, {}};
 }
 
 std::vector<store::FinishedTask> run_batch(Engine& engine, std::vector<sweep::Task> batch) {

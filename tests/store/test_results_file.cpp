@@ -19,63 +19,15 @@
 #include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/execute.hpp"
 #include "qsweep/sweep/plan.hpp"
+#include "store_test_util.hpp"
 
 namespace qsweep::store {
 namespace {
 
+using testing::kMixedSweep;
+using testing::mixed_plan;
+using testing::ResultsFileTest;
 namespace fs = std::filesystem;
-
-// Two exact blocks (different qmax and N, so widths and ragged lengths differ per row) with an
-// ldp block between them, and a simulate task whose occupancy column has width 0.
-const char* const kMixedSweep = R"(name: store-test
-seed: 7
-blocks:
-  - method: exact
-    family: ring
-    N: [4, 5]
-    lambda: [0.3, 0.6]
-    qmax: 4
-  - method: ldp
-    policy: jsq
-    n: [4, 6]
-    j: 3
-    T: 1
-    lambda: 0.9
-    estimator: exact
-  - method: exact
-    family: path
-    N: 3
-    lambda: 0.5
-    qmax: 9
-  - method: simulate
-    policy: jsq
-    family: ring
-    N: 4
-    lambda: 0.5
-    horizon: 100
-    warmup: 10
-    replications: 2
-)";
-
-class ResultsFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("qsweep-store-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "out.h5").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  static Provenance provenance() { return Provenance::now("qsweep run test.yaml", 1); }
-
-  fs::path dir_;
-  std::string path_;
-};
-
-sweep::Plan mixed_plan() { return sweep::parse_plan(kMixedSweep, "store-test.yaml"); }
 
 // --- raw HDF5 reads (independent of ResultsReader) ----------------------------------------------
 
@@ -378,7 +330,7 @@ TEST_F(ResultsFileTest, LongErrorMessagesAreCutToTheColumn) {
   const Layout layout(plan);
   ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   std::vector<FinishedTask> finished{
-      {1, sweep::TaskOutcome{sweep::TaskStatus::failed, std::string(1000, 'x'), {}, 0.5}, 0}};
+      {1, sweep::TaskOutcome{sweep::TaskStatus::failed, std::string(1000, 'x'), {}, 0.5, {}}, 0}};
   {
     ResultsFile file(path_, plan, layout, MPI_COMM_WORLD);
     file.write_finished(finished);

@@ -6,4 +6,5 @@ inline constexpr int error = 1;         // runtime error (I/O, MPI, internal)
 inline constexpr int bad_input = 2;     // bad command line, sweep file or parameters; nothing written
 inline constexpr int tasks_failed = 3;  // the sweep finished but some tasks failed (see `qsweep status`)
 inline constexpr int incomplete = 4;    // stopped early (signal/walltime): resume with --resume
+inline constexpr int damaged = 5;       // `qsweep verify`: some rows are damaged (--resume reruns them)
 }  // namespace qsweep::exit_code

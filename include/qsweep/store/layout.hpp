@@ -14,10 +14,12 @@
 namespace qsweep::store {
 
 inline constexpr const char* kFormatName = "qsweep-results";
-inline constexpr int kFormatVersion = 1;
+// 2: /tasks/checksum and /tasks/warning. Version 1 files are read, not resumed.
+inline constexpr int kFormatVersion = 2;
 // Fixed-length text (parallel HDF5 cannot write variable-length data): bytes per value.
-inline constexpr std::size_t kErrorWidth = 256;  // /tasks/error; longer messages end in "..."
-inline constexpr std::size_t kMethodWidth = 16;  // /tasks/method
+inline constexpr std::size_t kErrorWidth = 256;    // /tasks/error; longer messages end in "..."
+inline constexpr std::size_t kMethodWidth = 16;    // /tasks/method
+inline constexpr std::size_t kWarningWidth = 192;  // /tasks/warning; longer ones end in "..."
 // Text columns of the method groups are sweep::kMaxStringLength bytes wide.
 
 struct ColumnLayout {

@@ -51,6 +51,9 @@ class ResultsReader {
   std::vector<std::string> methods() const;  // per task
   // Tasks with the given status in task order, at most `limit` of them.
   std::vector<TaskProblem> problems(sweep::TaskStatus status, std::size_t limit) const;
+  // Tasks with a warning (their `error` is the warning), at most `limit` of them, and how many
+  // there are in all (`count`). None in files of format version 1.
+  std::vector<TaskProblem> warnings(std::size_t limit, std::uint64_t& count) const;
 
   // Method groups present ("exact", "simulate", "ldp").
   std::vector<std::string> method_groups() const;

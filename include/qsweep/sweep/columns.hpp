@@ -30,6 +30,8 @@ struct ColumnSpec {
   std::string description;
   std::string units;  // "" if dimensionless
   ColumnType type = ColumnType::f64;
+  // A parameter of the task (known from the plan, written at creation), not a result.
+  bool parameter = false;
 };
 
 using CellValue =

@@ -21,6 +21,8 @@ struct TaskOutcome {
   // The method's result (exact::Result also for unstable exact tasks: it says which set).
   std::variant<std::monostate, exact::Result, sim::Result, ldp::Result> result;
   double wall_seconds = 0.0;
+  // Why the result should not be trusted silently ("; "-separated; empty: no warning).
+  std::string warning;
 };
 
 // Never throws for a task's own errors: they become status failed with the message. Tasks

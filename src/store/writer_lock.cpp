@@ -1,0 +1,127 @@
+#include "qsweep/store/writer_lock.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "qsweep/store/hdf5.hpp"
+
+namespace qsweep::store {
+namespace {
+
+constexpr std::size_t kMaxHolderText = 4096;
+
+// Exclusive lock on the whole file, or -1 with errno (EAGAIN/EACCES: someone holds it).
+int try_lock(int fd) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = 0;
+  lock.l_len = 0;  // the whole file
+  return fcntl(fd, F_OFD_SETLK, &lock);
+}
+
+bool held_by_other(int fd) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  return fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+}
+
+std::string read_text(int fd) {
+  std::array<char, kMaxHolderText> buffer{};
+  const ssize_t got = pread(fd, buffer.data(), buffer.size() - 1, 0);
+  if (got <= 0) return "";
+  std::string text(buffer.data(), static_cast<std::size_t>(got));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+std::string now_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> text{};
+  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text.data();
+}
+
+std::string hostname() {
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) return "unknown host";
+  return host.data();
+}
+
+// Whether `fd` is still the file at `path` (another run may have removed and remade it between
+// our open and our lock: then our lock guards nothing).
+bool is_current(int fd, const std::string& path) {
+  struct stat by_fd {
+  }, by_path{};
+  return fstat(fd, &by_fd) == 0 && stat(path.c_str(), &by_path) == 0 &&
+         by_fd.st_dev == by_path.st_dev && by_fd.st_ino == by_path.st_ino;
+}
+
+}  // namespace
+
+WriterLock::WriterLock(const std::string& results_path, const std::string& command_line)
+    : path_(lock_path(results_path)) {
+  for (;;) {
+    const int fd = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+      throw StoreError("cannot open the lock file " + path_ + ": " + std::strerror(errno));
+    }
+    if (try_lock(fd) != 0) {
+      const int error = errno;
+      if (error == EAGAIN || error == EACCES) {
+        std::string holder = read_text(fd);
+        close(fd);
+        if (holder.empty()) holder = "a run that is starting";
+        throw InputError(results_path + " is being written by another run (" + holder +
+                         "); wait for it to end, or stop it (a killed run's lock is released "
+                         "by itself)");
+      }
+      close(fd);
+      throw StoreError("cannot lock " + path_ + " (fcntl F_OFD_SETLK: " + std::strerror(error) +
+                       "); the file system must support POSIX locks (docs/running.md)");
+    }
+    if (!is_current(fd, path_)) {  // the holder removed it as we locked: take the new one
+      close(fd);
+      continue;
+    }
+    fd_ = fd;
+    break;
+  }
+  const std::string text = "host " + hostname() + ", pid " + std::to_string(getpid()) +
+                           ", started " + now_utc() + ", command: " + command_line;
+  const std::string cut = text.substr(0, kMaxHolderText - 2) + "\n";
+  // The holder text is for messages only: failing to write it does not weaken the lock.
+  if (ftruncate(fd_, 0) == 0) {
+    [[maybe_unused]] const ssize_t written = pwrite(fd_, cut.data(), cut.size(), 0);
+  }
+}
+
+WriterLock::~WriterLock() {
+  if (fd_ < 0) return;
+  unlink(path_.c_str());  // while still locked: a waiting run then finds a fresh file
+  close(fd_);
+}
+
+std::string WriterLock::holder(const std::string& results_path) {
+  const std::string path = lock_path(results_path);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return "";
+  std::string text;
+  if (held_by_other(fd)) {
+    text = read_text(fd);
+    if (text.empty()) text = "a run that is starting";
+  }
+  close(fd);
+  return text;
+}
+
+}  // namespace qsweep::store

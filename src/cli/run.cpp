@@ -10,6 +10,7 @@
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/run/runner.hpp"
 #include "qsweep/run/signals.hpp"
+#include "qsweep/run/test_hold.hpp"
 
 namespace qsweep::cli {
 namespace {
@@ -46,6 +47,7 @@ int run_command(const RunArgs& args) {
   try {
     const std::string mislaunch = run::single_rank_mislaunch(mpi.size());
     if (!mislaunch.empty()) throw run::AgreedInputError(mislaunch);  // one rank: agreed
+    run::TestHold::from_environment();  // a malformed testing hook stops the run before any file
     const boost::mpi::communicator world;
     const sweep::Plan plan = run::distribute_plan(world, args.file);
     const run::RunResult result = run::run_plan(world, plan, options);

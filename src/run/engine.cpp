@@ -24,6 +24,7 @@ struct Engine::Shared {
   bool in_task = false;
   TaskFunction run_task;
   int rank = 0;
+  TestHold hold;
 };
 
 sweep::TaskOutcome run_guarded(const TaskFunction& run_task, const sweep::Task& task) {
@@ -44,9 +45,11 @@ sweep::TaskOutcome run_guarded(const TaskFunction& run_task, const sweep::Task& 
   return outcome;
 }
 
-Engine::Engine(TaskFunction run_task, int rank) : shared_(std::make_shared<Shared>()) {
+Engine::Engine(TaskFunction run_task, int rank, const TestHold& hold)
+    : shared_(std::make_shared<Shared>()) {
   shared_->run_task = std::move(run_task);
   shared_->rank = rank;
+  shared_->hold = hold;
   // Signals are for the main thread (it decides what a stop means): block them here, and the
   // compute thread inherits the mask.
   sigset_t block{}, previous{};
@@ -134,7 +137,13 @@ void Engine::compute_loop(const std::shared_ptr<Shared>& shared) {
       const sweep::Task& task = shared->batch[i];
       shared->in_task = true;
       lock.unlock();
-      sweep::TaskOutcome outcome = run_guarded(shared->run_task, task);
+      sweep::TaskOutcome outcome;
+      try {
+        shared->hold.wait_for_release(task.id);  // before the clock starts: not the task's time
+        outcome = run_guarded(shared->run_task, task);
+      } catch (const std::exception& e) {
+        outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0};
+      }
       lock.lock();
       shared->in_task = false;
       if (shared->quit) return;  // abandoned meanwhile: the outcome is dropped

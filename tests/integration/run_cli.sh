@@ -80,32 +80,44 @@ expect_exit 2 "$QSWEEP" export out.h5 --group nothing 2>/dev/null
 expect_exit 2 "$QSWEEP" status bad.yaml 2>/dev/null
 
 # --- signals -------------------------------------------------------------------------------------
+# Every task is held (QSWEEP_TEST_HOLD): a signal sent once a held task has started certainly
+# finds the run running, each rank's first batch stuck at its first task, most tasks not handed
+# out yet.
 mpi 2 "$QSWEEP" run "$long" -o reference.h5 --quiet
-# Starts the long sweep on 2 ranks and returns once tasks are running (a progress line appeared).
+read -ra every_task <<<"$(task_ids reference.h5)"
+# Starts the long sweep on 2 ranks, every task held, and returns once a held task has started.
 start_long() {
   rm -f signal.log
+  hold_tasks hold "${every_task[@]}"
   start_job -n 2 --oversubscribe "$QSWEEP" run "$long" -o "$1" --progress 0.1 "${@:2}" 2>signal.log
-  for _ in $(seq 1 300); do
-    grep -q 'tasks (' signal.log 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "the run did not start"
+  wait_started "$JOB_PID"
 }
-finish_interrupted() {  # $1 file, $2 expected exit code of the stopped run
+# $1 file, $2 expected exit code of the stopped run, $3 (optional) "some-done": the stopped run
+# finished some tasks (the batches it drained).
+finish_interrupted() {
   local rc=0
   wait "$JOB_PID" || rc=$?
-  cat signal.log | grep -v 'tasks (' || true
+  stop_releasing
+  no_hold
+  grep -v 'tasks (' signal.log || true
   [ "$rc" -eq "$2" ] || fail "the stopped run exited with $rc, expected $2"
   expect_exit 4 "$QSWEEP" status "$1" >/dev/null
+  if [ "${3:-}" = some-done ]; then
+    "$PYTHON" -c "import sys, h5py; sys.exit(0 if (h5py.File('$1', 'r')['tasks/status'][()] == 1).any() else 1)" ||
+      fail "$1: the drained batches are not done"
+  fi
   mpi 2 "$QSWEEP" run "$long" -o "$1" --resume --quiet
   $CHECK same "$1" reference.h5 --ignore-attempts
 }
 # SIGUSR1 to mpirun (SLURM's --signal warning): forwarded to every rank, which drain; exit 4.
+# Once rank 0 took the stop (it says so), no batch goes out any more: the held tasks are let go
+# and the running batches finish.
 start_long usr1.h5
 kill -USR1 "$JOB_PID"
-finish_interrupted usr1.h5 4
-grep -q "stop requested: no new tasks" signal.log || fail "no drain message"
-# SIGTERM to every rank (as SLURM and srun send it): stop at once; exit 4.
+wait_for_line signal.log "stop requested: no new tasks" "$JOB_PID"
+release_all
+finish_interrupted usr1.h5 4 some-done
+# SIGTERM to every rank (as SLURM and srun send it): stop at once, the held tasks abandoned; exit 4.
 start_long term.h5
 kill -TERM $(ps -o pid= --ppid "$JOB_PID")
 finish_interrupted term.h5 4

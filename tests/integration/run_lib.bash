@@ -1,5 +1,6 @@
 # Shared by tests/integration/run_*.sh (sourced; not a test itself): arguments, a scratch
-# directory removed at exit, mpirun for root on 2 cores, and starting / killing a whole job.
+# directory removed at exit, mpirun for root on 2 cores, starting / killing a whole job, and
+# holding tasks at known moments (hold_lib.bash: hold_tasks, wait_started, release, ...).
 # Usage in a script: source "$(dirname "$0")/run_lib.bash" "$@"
 set -euo pipefail
 QSWEEP=$(realpath "$1")
@@ -7,7 +8,7 @@ SOURCE_DIR=$(realpath "$2")
 PYTHON=/usr/bin/python3  # Debian's, with h5py and numpy
 CHECK="$PYTHON $SOURCE_DIR/tests/integration/results_check.py"
 WORK=$(mktemp -d /tmp/qsweep-run-test.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+trap 'stop_releasing; rm -rf "$WORK"' EXIT
 cd "$WORK"
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
@@ -15,6 +16,8 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+# shellcheck source=tests/integration/hold_lib.bash
+source "$SOURCE_DIR/tests/integration/hold_lib.bash"
 
 # mpirun with RANKS ranks (more ranks than cores is fine: --oversubscribe).
 mpi() {

@@ -4,7 +4,8 @@
 # ranks SLURM allocated and writes the same results as a run outside SLURM on 2 ranks; the
 # automatic choice falls back to mpirun where srun gives no MPI ranks (srun --mpi=none); qsweep
 # started without a launcher in a 3-task job refuses to run (exit 2, no file); SIGUSR1 sent to
-# the batch shell reaches the ranks through mpirun, and they stop with "incomplete".
+# the batch shell reaches the ranks through mpirun, and they stop with "incomplete" (the moment
+# chosen by a held task: hold_lib.bash).
 # Usage: slurm_job.sh QSWEEP_BINARY SOURCE_DIR (CTest passes both). Skips (exit 77) without SLURM.
 # shellcheck source=tests/integration/slurm_lib.bash
 source "$(dirname "$0")/slurm_lib.bash" "$@"
@@ -54,16 +55,20 @@ cat alone.log
 grep -q 'SLURM_NTASKS=3.*MPI sees 1 rank' alone.log || fail "alone.log does not explain the refusal"
 [ ! -e alone.h5 ] || fail "the refused job wrote alone.h5"
 # The walltime warning through mpirun: SIGUSR1 to the batch shell alone (what --signal=B:USR1
-# does) must reach the ranks, which drain and exit with 4, leaving a resumable file.
+# does) must reach the ranks, which drain and exit with 4, leaving a resumable file. Every task
+# is held, so the warning certainly finds the run running; once rank 0 has taken the stop (it
+# says so), the held tasks are let go: the running batches finish, the rest stays pending.
+read -ra long_tasks <<<"$(sweep_task_ids "$SOURCE_DIR/tests/integration/slurm_long.yaml")"
+hold_tasks hold "${long_tasks[@]}"
 signal_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=5 --output=signal.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$SOURCE_DIR/tests/integration/slurm_long.yaml" -o signal.h5)
-for ((waited = 0; waited < 120; waited++)); do
-  grep -q 'launcher: mpirun' signal.log 2>/dev/null && break
-  sleep 1
-done
-sleep 5  # let some tasks finish
+no_hold
+wait_started
 scancel --batch --signal=USR1 "$signal_job"
+wait_for_line signal.log "stop requested: no new tasks"
+release_all
 wait_for_idle_queue 120
+stop_releasing
 echo "--- signal.log"
 cat signal.log
 [ "$(job_field "$signal_job" ExitCode)" = 4:0 ] ||

@@ -1,6 +1,7 @@
 # Shared by tests/integration/slurm_*.sh (sourced; not a test itself): the test's arguments, a
-# private one-node SLURM cluster for the test (scripts/slurm-local.sh), waiting for jobs, and HDF5
-# checks. Usage in a script: source "$(dirname "$0")/slurm_lib.bash" "$@"
+# private one-node SLURM cluster for the test (scripts/slurm-local.sh), waiting for jobs, HDF5
+# checks and holding tasks (hold_lib.bash).
+# Usage in a script: source "$(dirname "$0")/slurm_lib.bash" "$@"
 # It sets QSWEEP_BIN and SOURCE_DIR, exports QSWEEP and QSWEEP_DIR for the job scripts, starts the
 # cluster and changes to the test's scratch directory WORK.
 #
@@ -27,6 +28,8 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+# shellcheck source=tests/integration/hold_lib.bash
+source "$SOURCE_DIR/tests/integration/hold_lib.bash"
 
 # Starts a cluster under a new temporary directory and sets WORK (the test's scratch directory,
 # removed at exit) and SLURM_CONF. The cluster is stopped at exit, whatever happens.
@@ -47,6 +50,7 @@ start_local_slurm() {
 
 stop_local_slurm() {
   local rc=$?
+  stop_releasing
   if [ $rc -ne 0 ] && [ $rc -ne $SLURM_SKIP ] && [ -d "$CLUSTER_DIR/log" ]; then
     echo "--- SLURM logs (last lines) ---"
     tail -n 30 "$CLUSTER_DIR"/log/*.log || true

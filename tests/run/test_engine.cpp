@@ -4,8 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -70,42 +72,71 @@ TEST(Engine, ExceptionsBecomeFailedTasksAndTheBatchGoesOn) {
   EXPECT_EQ(finished[3].outcome.status, sweep::TaskStatus::done);
 }
 
+// A task that runs until the test opens the gate (or a minute passed, for a broken test), and
+// tells whether it was let go or gave up.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool entered = false;
+  bool open = false;
+  bool finished = false;
+
+  sweep::TaskOutcome pass() {
+    std::unique_lock lock(mutex);
+    entered = true;
+    changed.notify_all();
+    changed.wait_for(lock, std::chrono::minutes(1), [&] { return open; });
+    finished = true;
+    return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0};
+  }
+  void wait_entered() {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return entered; });
+  }
+  void let_go() {
+    {
+      std::lock_guard lock(mutex);
+      open = true;
+    }
+    changed.notify_all();
+  }
+  bool task_finished() {
+    std::lock_guard lock(mutex);
+    return finished;
+  }
+};
+
 TEST(Engine, WaitTimesOutWhileATaskRuns) {
-  Engine engine([](const sweep::Task&) { return done_after(300ms); }, 0);
+  auto gate = std::make_shared<Gate>();
+  Engine engine([gate](const sweep::Task&) { return gate->pass(); }, 0);
   engine.start(tasks(1));
-  const auto before = std::chrono::steady_clock::now();
+  gate->wait_entered();
   EXPECT_FALSE(engine.wait(std::chrono::microseconds(20'000)));
-  EXPECT_LT(std::chrono::steady_clock::now() - before, 250ms);
   EXPECT_THROW(engine.take(), std::logic_error);
   EXPECT_THROW(engine.start(tasks(1)), std::logic_error);
+  gate->let_go();
   while (!engine.wait(std::chrono::microseconds(100'000))) {
   }
   EXPECT_EQ(engine.take().size(), 1u);
 }
 
 TEST(Engine, AbandonKeepsWhatFinishedAndDoesNotWaitForTheRest) {
-  // Task 10 is quick, task 11 takes 2 s: abandoning during task 11 returns at once with task 10.
-  auto quick_done = std::make_shared<std::atomic<bool>>(false);
+  // Task 10 is quick, task 11 runs until the test lets it go: abandoning during task 11 returns
+  // with task 10 while task 11 is still running.
+  auto gate = std::make_shared<Gate>();
   Engine engine(
-      [quick_done](const sweep::Task& task) {
-        if (task.id == 10) {
-          quick_done->store(true);
-          return done_after(0ms);
-        }
-        return done_after(2000ms);
-      },
+      [gate](const sweep::Task& task) { return task.id == 10 ? done_after(0ms) : gate->pass(); },
       0);
   engine.start(tasks(3));
-  while (!quick_done->load()) std::this_thread::sleep_for(1ms);
-  std::this_thread::sleep_for(50ms);  // task 11 is running now
-  const auto before = std::chrono::steady_clock::now();
+  gate->wait_entered();  // task 11 is running now
   const auto finished = engine.abandon();
-  EXPECT_LT(std::chrono::steady_clock::now() - before, 500ms);
+  EXPECT_FALSE(gate->task_finished());  // the abandon did not wait for it
   ASSERT_EQ(finished.size(), 1u);
   EXPECT_EQ(finished[0].id, 10u);
   EXPECT_TRUE(engine.left_task_running());
   EXPECT_FALSE(engine.busy());
   EXPECT_THROW(engine.start(tasks(1)), std::logic_error);
+  gate->let_go();
 }
 
 TEST(Engine, AbandonBetweenBatchesJoinsTheThread) {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "qsweep/run/test_hold.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/sweep/execute.hpp"
 #include "qsweep/sweep/task.hpp"
@@ -20,8 +21,9 @@ using TaskFunction = std::function<sweep::TaskOutcome(const sweep::Task&)>;
 
 class Engine {
  public:
-  // `rank` is recorded with every finished task.
-  Engine(TaskFunction run_task, int rank);
+  // `rank` is recorded with every finished task. A task listed in `hold` waits for the test
+  // that set the hold before it runs (test_hold.hpp).
+  Engine(TaskFunction run_task, int rank, const TestHold& hold = TestHold::from_environment());
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
   // Joins the compute thread, or leaves it running detached if it is inside an abandoned task.

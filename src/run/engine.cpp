@@ -142,7 +142,7 @@ void Engine::compute_loop(const std::shared_ptr<Shared>& shared) {
         shared->hold.wait_for_release(task.id);  // before the clock starts: not the task's time
         outcome = run_guarded(shared->run_task, task);
       } catch (const std::exception& e) {
-        outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0};
+        outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0, {}};
       }
       lock.lock();
       shared->in_task = false;

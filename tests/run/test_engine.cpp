@@ -87,7 +87,7 @@ struct Gate {
     changed.notify_all();
     changed.wait_for(lock, std::chrono::minutes(1), [&] { return open; });
     finished = true;
-    return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0};
+    return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0, {}};
   }
   void wait_entered() {
     std::unique_lock lock(mutex);

@@ -96,7 +96,7 @@ class HeldEngine : public ::testing::Test {
     return [log](const sweep::Task& task) {
       std::lock_guard lock(log->mutex);
       log->ran.push_back(task.id);
-      return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0};
+      return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0, {}};
     };
   }
   static std::vector<sweep::Task> tasks(std::initializer_list<std::uint64_t> ids) {

@@ -93,6 +93,7 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, bool json
     out["method"] = std::string(sweep::to_string(task.method));
     out["status"] = std::string(sweep::to_string(outcome.status));
     out["error"] = outcome.error;
+    out["warning"] = outcome.warning;
     out["wall_seconds"] = outcome.wall_seconds;
     for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = to_json(row.cells[i]);
     std::printf("%s\n", out.dump(2).c_str());
@@ -142,6 +143,8 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
     const sweep::Task& task = plan.tasks.front();
     const sweep::TaskOutcome outcome = sweep::execute(task);
     print(task, outcome, args->json);
+    if (!outcome.warning.empty())
+      std::fprintf(stderr, "qsweep: warning: %s\n", outcome.warning.c_str());
     if (outcome.status != sweep::TaskStatus::done) {
       std::fprintf(stderr, "qsweep: task %s: %s\n",
                    std::string(sweep::to_string(outcome.status)).c_str(), outcome.error.c_str());

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "estimators.hpp"
 #include "qsweep/common/error.hpp"
@@ -55,6 +57,58 @@ double thread_cpu_seconds() {
 }
 
 bool positive_finite(double x) { return x > 0.0 && std::isfinite(x); }
+
+// Warning thresholds (docs/ldp.md, "Warnings").
+// The relative error of a sampled estimate is estimated from the same paths; with k effective
+// paths it is about 1/sqrt(k) and the 95% interval assumes a normal estimate, which for a count
+// of hits needs about 10 of them (the usual rule n p >= 10 for a binomial).
+constexpr double kMinEffectiveSamples = 10;
+// The exact chain's relative gap is (upper - lower) / lower; the subtraction rounds by a few ulp.
+constexpr double kGapRounding = 4 * std::numeric_limits<double>::epsilon();
+
+std::string warnings(const Result& r, const Options& o) {
+  std::vector<std::string> w;
+  const bool sampled = o.estimator != Estimator::exact;
+  if (std::isnan(r.log_probability)) w.push_back("the estimate is NaN (a numerical failure)");
+  if (sampled && r.hits == 0) {
+    w.push_back(o.estimator == Estimator::monte_carlo
+                    ? fmt::format("no path reached the event in {:.6g} paths: probability 0 and "
+                                  "log rate -inf are only the bound p <= {:.2g} (95%)",
+                                  r.samples, r.ci_high)
+                    : fmt::format("no path reached the event in {:.6g} paths: probability 0 and "
+                                  "log rate -inf are not estimates",
+                                  r.samples));
+  } else if (sampled && r.effective_samples < kMinEffectiveSamples) {
+    w.push_back(
+        r.hits < kMinEffectiveSamples
+            ? fmt::format("only {:.0f} hits in {:.6g} paths: the relative error {:.2g} is not "
+                          "reliable",
+                          r.hits, r.samples, r.relative_error)
+            : fmt::format("the weights rest on {:.2g} effective paths ({:.0f} hits): the "
+                          "relative error {:.2g} is not reliable",
+                          r.effective_samples, r.hits, r.relative_error));
+  }
+  if (o.estimator == Estimator::exact && r.ci_low == 0.0) {
+    w.push_back(fmt::format(
+        "p is below the smallest double: the exact chain only bounds it, p <= {:.3g}; use "
+        "importance",
+        r.ci_high));
+  } else if (o.estimator == Estimator::exact && r.relative_error > o.truncation + kGapRounding) {
+    w.push_back(fmt::format(
+        "underflow: exact bounds differ by {:.2g} relative, more than truncation {:.2g}",
+        r.relative_error, o.truncation));
+  }
+  if (r.probability == 0.0 && std::isfinite(r.log_probability))
+    w.push_back(fmt::format(
+        "p = exp({:.6g}) underflows a double: probability columns are 0, use log_probability",
+        r.log_probability));
+  if (sampled && o.target_rel_error > 0.0 && !(r.relative_error <= o.target_rel_error))
+    w.push_back(fmt::format("target_rel_error {:.3g} not reached: {:.3g} after {:.6g} paths",
+                            o.target_rel_error, r.relative_error, r.samples));
+  std::string text;
+  for (const std::string& sentence : w) text += (text.empty() ? "" : "; ") + sentence;
+  return text;
+}
 
 }  // namespace
 
@@ -130,6 +184,7 @@ Result estimate(const Options& options, std::uint64_t seed, std::uint64_t task_i
                            ? decay_rate_fixed_lambda(options.j, options.T, options.lambda)
                            : std::numeric_limits<double>::quiet_NaN();
   result.cpu_seconds = thread_cpu_seconds() - start;
+  result.warning = warnings(result, options);
   return result;
 }
 

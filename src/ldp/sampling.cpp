@@ -54,11 +54,13 @@ Result monte_carlo(const Options& options, std::uint64_t seed, std::uint64_t tas
   const double centre = (p + z2 / (2 * N)) / (1 + z2 / N);
   const double half = z95 * std::sqrt(p * (1 - p) / N + z2 / (4 * N * N)) / (1 + z2 / N);
   Result result;
-  set_from_logs(result, std::log(p), std::log(std::max(centre - half, 0.0)),
+  // With no hit the lower end is 0 exactly (centre - half only rounds to about 1e-18).
+  set_from_logs(result, std::log(p), std::log(hits == 0 ? 0.0 : std::max(centre - half, 0.0)),
                 std::log(std::min(centre + half, 1.0)), options.n);
   result.relative_error = relative_error();
   result.samples = N;
   result.hits = static_cast<double>(hits);
+  result.effective_samples = result.hits;  // weights 0 or 1
   result.events = events;
   return result;
 }
@@ -83,6 +85,10 @@ class LogMoments {
   }
   double count() const { return static_cast<double>(count_); }
   double log_mean() const { return log_sum_ - std::log(count()); }
+  // (sum of values)^2 / sum of squares: how many equal values would give the same spread.
+  double effective_count() const {
+    return log_sum_ == minus_infinity ? 0.0 : std::exp(2 * log_sum_ - log_sum_squares_);
+  }
   double relative_error() const {
     if (log_sum_ == minus_infinity) return std::numeric_limits<double>::infinity();
     if (count_ < 2) return std::numeric_limits<double>::infinity();
@@ -137,9 +143,11 @@ Result importance(const Options& options, std::uint64_t seed, std::uint64_t task
     OccupancySimulator sim(Policy::jsq, 1, options.n, lambda, counts);
     std::uint64_t arrivals = 0;
     std::uint64_t services = 0;
+    // A tilt so strong that arrival_q rounds to 1 makes log_ratio_server infinite; the tilted
+    // chain then never serves, and a path without services has the exact weight r_a^A.
     auto log_weight = [&] {
       return static_cast<double>(arrivals) * log_ratio_arrival +
-             static_cast<double>(services) * log_ratio_server;
+             (services == 0 ? 0.0 : static_cast<double>(services) * log_ratio_server);
     };
     double log_value = minus_infinity;
     while (true) {
@@ -178,6 +186,7 @@ Result importance(const Options& options, std::uint64_t seed, std::uint64_t task
   result.relative_error = rel;
   result.samples = moments.count();
   result.hits = static_cast<double>(hits);
+  result.effective_samples = moments.effective_count();
   result.events = events;
   result.tilt = u;
   return result;

@@ -86,6 +86,7 @@ ReplicationStats Observer::finish(double t) {
     const double busy_now = servers_[n].count > 0 ? horizon : 0.0;
     stats.utilisation.push_back((busy_now - busy_jump_time_[n]) / horizon);
   }
+  stats.observed_events = observed_events_;
   stats.sojourn = std::move(histogram_);
   stats.trace = std::move(trace_);
   return stats;

@@ -74,6 +74,7 @@ class Observer {
 
   void change(double t, int type, const int* servers, std::size_t count, int delta) {
     const double tau = observing_ ? t - start_ : 0.0;  // 0 in the warm-up: nothing is summed
+    observed_events_ += observing_ ? 1U : 0U;
     if (tracing_) close_trace_windows(tau);
     const double delta_tau = delta * tau;
     const int q = Q_.count;
@@ -97,6 +98,7 @@ class Observer {
 
   bool observing_ = false;
   double start_ = 0.0;
+  std::uint64_t observed_events_ = 0;  // arrivals + departures after start()
   Level Q_;
   double jump_time_Q2_ = 0.0;
   std::vector<Level> time_at_q_;        // 1 while Q = q, q = 0..qmax, then one slot for Q > qmax

@@ -118,8 +118,17 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
   return stats;
 }
 
+namespace {
+constexpr std::size_t kMserBatch = 5;
+}  // namespace
+
+double mser5_max_warmup(std::size_t windows, double window) {
+  const std::size_t m = windows / kMserBatch;
+  return m < 2 ? 0.0 : static_cast<double>(m / 2 * kMserBatch) * window;
+}
+
 double mser5_warmup(const std::vector<double>& window_means, double window) {
-  constexpr std::size_t kBatch = 5;
+  constexpr std::size_t kBatch = kMserBatch;
   const std::size_t m = window_means.size() / kBatch;
   if (m < 2) return 0.0;
   std::vector<double> batch(m, 0.0);

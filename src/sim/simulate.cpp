@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "qsweep/common/error.hpp"
 #include "sampling.hpp"
@@ -140,6 +142,7 @@ class Estimates {
       quantile_[i].add(s.sojourn.quantile(kLevels[i]));
     pooled_.merge(s.sojourn);
     events_ += s.events;
+    if (s.observed_events == 0) ++quiet_replications_;
     ++replications_;
   }
 
@@ -171,6 +174,7 @@ class Estimates {
       *quantile_fields[i][1] = quantile_[i].mean_hw(t95);
     }
     r.replications = replications_;
+    r.quiet_replications = quiet_replications_;
     r.hw99_factor = student_t(replications_, 0.99) / t95;
     r.events = events_;
     return r;
@@ -185,7 +189,75 @@ class Estimates {
   SojournHistogram pooled_;
   std::uint64_t events_ = 0;
   int replications_ = 0;
+  int quiet_replications_ = 0;
 };
+
+// Warning thresholds (docs/sim.md, "Warnings").
+// A stable system leaves every server idle a fraction 1 - load > 0 of the time. Within 1e-6 of
+// saturation an M/M/1 relaxes over about 4 / (1 - load)^2 = 4e12 time units: no run reaches its
+// steady state, so an idle fraction this small means unstable, or as good as unstable.
+constexpr double kSaturatedIdleFraction = 1e-6;
+// With R replications a half-width rests on R - 1 degrees of freedom: below 4 its own relative
+// error, about 1 / sqrt(2 (R - 1)), exceeds 35% and t_{0.975} exceeds 2.78 (1.96 for many).
+constexpr int kMinReplications = 5;
+
+// Every estimate (not the description of the run) becomes NaN: nothing was observed.
+void set_estimates_nan(Result& r) {
+  for (double* x : {&r.EQ, &r.EQ_hw, &r.VarQ, &r.VarQ_hw, &r.ET, &r.ET_hw, &r.T_p50, &r.T_p50_hw,
+                    &r.T_p90, &r.T_p90_hw, &r.T_p99, &r.T_p99_hw})
+    *x = kNaN;
+  for (std::vector<double>* v :
+       {&r.pmf, &r.pmf_hw, &r.occupancy, &r.occupancy_hw, &r.EQ_type, &r.EQ_type_hw, &r.ET_type,
+        &r.ET_type_hw, &r.ER_server, &r.ER_server_hw, &r.utilisation, &r.utilisation_hw})
+    std::fill(v->begin(), v->end(), kNaN);
+}
+
+// The warnings of a finished simulation, the most serious first; sets the estimates to NaN when
+// no replication observed anything.
+std::string warnings(Result& r, const Options& o) {
+  std::vector<std::string> w;
+  if (r.quiet_replications == r.replications) {
+    set_estimates_nan(r);
+    w.push_back(fmt::format(
+        "no event after warm-up in any of {} replications (horizon {:.3g}): estimates are NaN",
+        r.replications, r.horizon));
+  }
+  std::vector<std::size_t> saturated;
+  for (std::size_t n = 0; n < r.utilisation.size(); ++n)
+    if (r.utilisation[n] >= 1.0 - kSaturatedIdleFraction) saturated.push_back(n);
+  if (!saturated.empty()) {
+    const double idle = 1.0 - r.utilisation[saturated[0]];
+    w.push_back(fmt::format(
+        "server {} {}{}: unstable, or too close to it for steady state", saturated[0] + 1,
+        idle > 0.0 ? fmt::format("idle only {:.2g} of the time", idle)
+                   : std::string("never idle after warm-up"),
+        saturated.size() > 1 ? fmt::format(" ({} servers saturated)", saturated.size())
+                             : std::string()));
+  }
+  if (r.warmup_detected && r.warmup_cap > 0.0 && r.warmup >= r.warmup_cap)
+    w.push_back(fmt::format(
+        "warm-up reached its cap ({:.3g}, half the pilot): the run may not be in steady state",
+        r.warmup));
+  if (r.quiet_replications > 0 && r.quiet_replications < r.replications)
+    w.push_back(fmt::format(
+        "{} of {} replications saw no event after warm-up: horizon too short for the intervals",
+        r.quiet_replications, r.replications));
+  if (r.quiet_replications < r.replications && std::isnan(r.ET))
+    w.push_back("no job completed after warm-up: ET is NaN");
+  const double relative_hw = r.ET_hw / r.ET;
+  if (o.target_rel_half_width > 0.0 && !(relative_hw <= o.target_rel_half_width))
+    w.push_back(
+        fmt::format("target_rel_half_width {:.3g} not reached: {:.3g} after {} replications "
+                    "(max_replications)",
+                    o.target_rel_half_width, relative_hw, r.replications));
+  if (r.replications < kMinReplications)
+    w.push_back(
+        fmt::format("only {} replications: half-widths rest on {} degrees of freedom (t = {:.3g})",
+                    r.replications, r.replications - 1, student_t(r.replications, 0.95)));
+  std::string text;
+  for (const std::string& sentence : w) text += (text.empty() ? "" : "; ") + sentence;
+  return text;
+}
 
 bool same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 bool same(const std::vector<double>& a, const std::vector<double>& b) {
@@ -243,12 +315,14 @@ Result simulate(const model::System& system, const Options& options, std::uint64
   validate(options);
   Estimates estimates;
   double warmup = options.warmup;
+  double warmup_cap = 0.0;
   std::uint64_t pilot_events = 0;
   if (warmup < 0.0) {
     const double window = options.horizon / kPilotWindows;
     const ReplicationStats pilot = run_replication(
         system, options, seed, task_id, kPilotReplication, {0.0, options.horizon, window}, kernel);
     warmup = mser5_warmup(pilot.trace, window);
+    warmup_cap = mser5_max_warmup(pilot.trace.size(), window);
     pilot_events = pilot.events;
   }
   const ReplicationPlan plan{warmup, options.horizon, 0.0};
@@ -268,8 +342,10 @@ Result simulate(const model::System& system, const Options& options, std::uint64
   }
   result.warmup = warmup;
   result.warmup_detected = options.warmup < 0.0;
+  result.warmup_cap = warmup_cap;
   result.horizon = options.horizon;
   result.events += pilot_events;
+  result.warning = warnings(result, options);
   return result;
 }
 

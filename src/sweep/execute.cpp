@@ -5,7 +5,7 @@
 #include <chrono>
 #include <exception>
 
-#include "qsweep/model/stability.hpp"
+#include "qsweep/sim/stability.hpp"
 #include "qsweep/sweep/columns.hpp"
 
 namespace qsweep::sweep {
@@ -13,8 +13,10 @@ namespace {
 
 void run(const Task& task, TaskOutcome& outcome) {
   if (task.method == Method::ldp) {
-    outcome.result = ldp::estimate(task.ldp, task.seed, task.id);
+    const auto& result =
+        outcome.result.emplace<ldp::Result>(ldp::estimate(task.ldp, task.seed, task.id));
     outcome.status = TaskStatus::done;
+    outcome.warning = result.warning;
     return;
   }
   const model::System system(model::Family(task.family), task.speeds, task.lambda);
@@ -25,14 +27,19 @@ void run(const Task& task, TaskOutcome& outcome) {
     if (!result.stable) outcome.error = result.unstable_reason;
     return;
   }
-  const auto stability = model::check_stability(system);
-  if (!stability.ok) {
+  // The policy's own stability region, not only eq. (2) (random routing, power_of_d).
+  const sim::PolicyStability stability = sim::check_stability(system, task.simulate);
+  if (!stability.stable) {
     outcome.status = TaskStatus::unstable;
-    outcome.error = stability.describe();
+    outcome.error = stability.reason;
     return;
   }
-  outcome.result = sim::simulate(system, task.simulate, task.seed, task.id);
+  const auto& result =
+      outcome.result.emplace<sim::Result>(sim::simulate(system, task.simulate, task.seed, task.id));
   outcome.status = TaskStatus::done;
+  outcome.warning = stability.warning;
+  if (!result.warning.empty())
+    outcome.warning += (outcome.warning.empty() ? "" : "; ") + result.warning;
 }
 
 // A row longer than planned would not fit the file created at plan time: report it as a failure
@@ -50,6 +57,7 @@ void check_shape(const Task& task, TaskOutcome& outcome) {
       outcome.error = fmt::format("internal error: column {} has {} values, {} planned",
                                   columns[i].name, length, planned);
       outcome.result = std::monostate{};
+      outcome.warning.clear();
       return;
     }
   }

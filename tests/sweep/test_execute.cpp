@@ -220,5 +220,89 @@ blocks:
             std::get<sim::Result>(forward[1].result).EQ);
 }
 
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The issue's cases: star, N = 8, lambda = 0.9. Random routing sends N lambda / 2 = 3.6 jobs per
+// unit time to the hub (unstable without running); jiq runs, is overloaded and says so; jsq is
+// stable (eq. 2 holds and is jsq's region) and does not warn. Plus an ldp estimate with no hit.
+TEST(Execute, WarningsAndPolicyStabilityReachTheOutcome) {
+  const Plan plan = parse(R"(
+name: warnings
+seed: 5
+blocks:
+  - method: simulate
+    family: star
+    N: 8
+    lambda: 0.9
+    policy: [random, jiq, jsq]
+    horizon: 2000
+  - method: ldp
+    estimator: monte_carlo
+    n: 50
+    j: 3
+    T: 1
+    lambda: 1
+    samples: 100
+)");
+  ASSERT_EQ(plan.tasks.size(), 4u);
+  const TaskOutcome random = execute(plan.tasks[0]);
+  EXPECT_EQ(random.status, TaskStatus::unstable);
+  EXPECT_EQ(random.error, "random routing: server 1 gets jobs at rate 3.6 >= its service rate 1");
+  EXPECT_EQ(random.warning, "");
+
+  const TaskOutcome jiq = execute(plan.tasks[1]);
+  ASSERT_EQ(jiq.status, TaskStatus::done) << jiq.error;
+  EXPECT_EQ(jiq.warning.rfind("jiq may be unstable", 0), 0u) << jiq.warning;
+  EXPECT_EQ(jiq.warning, std::string("jiq may be unstable: random routing (jiq's rule when S is "
+                                     "busy) gives server 1 rate 3.6 >= 1; ") +
+                             std::get<sim::Result>(jiq.result).warning);
+  EXPECT_TRUE(contains(jiq.warning, "server 1 never idle")) << jiq.warning;
+
+  const TaskOutcome jsq = execute(plan.tasks[2]);
+  ASSERT_EQ(jsq.status, TaskStatus::done) << jsq.error;
+  EXPECT_EQ(jsq.warning, "");
+
+  const TaskOutcome ldp = execute(plan.tasks[3]);
+  ASSERT_EQ(ldp.status, TaskStatus::done) << ldp.error;
+  EXPECT_TRUE(contains(ldp.warning, "no path reached the event")) << ldp.warning;
+  EXPECT_EQ(ldp.warning, std::get<ldp::Result>(ldp.result).warning);
+}
+
+// The kind of tasks the paper sweeps run give no warning: M/M/1 at load 0.5 with a long
+// horizon, the simulations of paper-redundancy-fig4-occupancy, and the exact and importance
+// estimates of paper-jsq-fig2 (up to n = 200, to keep the test short). Its Monte Carlo block is
+// left out: at n >= 50 its 20000 paths rarely hit, and warn for it.
+TEST(Execute, PaperSweepTasksGiveNoWarning) {
+  const Plan mm1 = parse(R"(
+name: mm1
+seed: 5
+blocks:
+  - {method: simulate, family: independent, N: 1, lambda: 0.5, horizon: 1.0e5}
+)");
+  const TaskOutcome outcome = execute(mm1.tasks[0]);
+  ASSERT_EQ(outcome.status, TaskStatus::done);
+  EXPECT_EQ(outcome.warning, "");
+
+  std::size_t checked = 0;
+  const std::string sweeps = std::string(QSWEEP_SOURCE_DIR) + "/sweeps/";
+  for (const Task& t : load_plan(sweeps + "paper-redundancy-fig4-occupancy.yaml").tasks) {
+    if (t.method != Method::simulate) continue;
+    const TaskOutcome o = execute(t);
+    ASSERT_EQ(o.status, TaskStatus::done) << describe(t);
+    EXPECT_EQ(o.warning, "") << describe(t);
+    ++checked;
+  }
+  for (const Task& t : load_plan(sweeps + "paper-jsq-fig2.yaml").tasks) {
+    if (t.ldp.estimator == ldp::Estimator::monte_carlo || t.ldp.n > 200) continue;
+    const TaskOutcome o = execute(t);
+    ASSERT_EQ(o.status, TaskStatus::done) << describe(t);
+    EXPECT_EQ(o.warning, "") << describe(t);
+    ++checked;
+  }
+  EXPECT_GE(checked, 20u);
+}
+
 }  // namespace
 }  // namespace qsweep::sweep

@@ -1,7 +1,9 @@
 #pragma once
 // Rare-event estimates for many-server JSQ / JIQ / power-of-d: p = P(E_j^n(T)), the probability
 // that some queue reaches j jobs by time T (docs/ldp.md).
+#include <boost/serialization/string.hpp>
 #include <cstdint>
+#include <string>
 
 #include "qsweep/ldp/options.hpp"
 
@@ -26,13 +28,18 @@ struct Result {
   double events = 0.0;           // simulated events (importance: chain steps; exact: uniformization steps)
   double tilt = 1.0;             // importance: u (arrivals x u, service x 1/u); else 1
   double states = 0.0;           // exact: states of the lumped chain; else 0
+  // Paths the estimate effectively rests on, (sum of weights)^2 / sum of squared weights:
+  // monte_carlo: hits; importance: at most hits; exact: 0.
+  double effective_samples = 0.0;
+  // Empty, or "; "-separated sentences, the most serious first (docs/ldp.md, "Warnings").
+  std::string warning;
 
   friend bool operator==(const Result&, const Result&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     ar & probability & ci_low & ci_high & log_probability & log_rate & log_rate_low &
         log_rate_high & relative_error & samples & hits & cpu_seconds & theory_rate & events &
-        tilt & states;
+        tilt & states & effective_samples & warning;
   }
 };
 

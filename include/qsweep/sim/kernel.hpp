@@ -93,6 +93,7 @@ struct ReplicationStats {
   SojournHistogram sojourn;
   std::vector<double> trace;  // window means of Q (plan.trace_window > 0)
   std::uint64_t events = 0;   // arrivals + departures, warm-up included
+  std::uint64_t observed_events = 0;  // arrivals + departures during the observation
 };
 
 // Runs replication `replication` with randomness from Rng(seed, task_id, replication).
@@ -110,5 +111,8 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
 // from empty the initialisation bias is downwards, so cutting a high stretch would only remove
 // a random burst.
 double mser5_warmup(const std::vector<double>& window_means, double window);
+// The largest warm-up mser5_warmup can return for this many windows (half the batches): a
+// detected warm-up equal to it means the transient may be longer than the rule can see.
+double mser5_max_warmup(std::size_t windows, double window);
 
 }  // namespace qsweep::sim

@@ -1,6 +1,8 @@
 #pragma once
 // Discrete-event simulation of redundancy and dispatching on compatibility graphs (docs/sim.md).
+#include <boost/serialization/string.hpp>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -40,6 +42,11 @@ struct Result {
   int replications = 0;
   double hw99_factor = 0.0;  // t_{0.995, R-1} / t_{0.975, R-1}
   std::uint64_t events = 0;  // arrivals + departures simulated, warm-up and pilot included
+  // Signs of an untrustworthy result (docs/sim.md, "Warnings"):
+  int quiet_replications = 0;  // replications with no arrival or departure after the warm-up
+  double warmup_cap = 0.0;     // detected warm-up: the most MSER-5 could cut (0: warm-up given)
+  // Empty, or "; "-separated sentences, the most serious first (thresholds in docs/sim.md).
+  std::string warning;
 
   // Equality treats NaN (an estimate without observations) as equal to NaN, so that a result
   // equals its copy and its serialized round trip.
@@ -55,7 +62,8 @@ struct Result {
                     r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type,
                     r.ET_type_hw, r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw,
                     r.T_p50, r.T_p50_hw, r.T_p90, r.T_p90_hw, r.T_p99, r.T_p99_hw, r.warmup,
-                    r.warmup_detected, r.horizon, r.replications, r.hw99_factor, r.events);
+                    r.warmup_detected, r.horizon, r.replications, r.hw99_factor, r.events,
+                    r.quiet_replications, r.warmup_cap, r.warning);
   }
 };
 

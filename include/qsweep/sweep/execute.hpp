@@ -21,12 +21,15 @@ struct TaskOutcome {
   // The method's result (exact::Result also for unstable exact tasks: it says which set).
   std::variant<std::monostate, exact::Result, sim::Result, ldp::Result> result;
   double wall_seconds = 0.0;
-  // Why the result should not be trusted silently ("; "-separated; empty: no warning).
-  std::string warning;
+  // done: empty, or "; "-separated sentences saying why the result should not be trusted
+  // silently, the most serious first (docs/sim.md, docs/ldp.md, "Warnings"). Last, so that
+  // aggregate initialisations of the fields above stay valid.
+  std::string warning{};
 };
 
 // Never throws for a task's own errors: they become status failed with the message. Tasks
-// outside the stability region (exact, simulate) become status unstable without running.
+// outside the stability region (exact: eq. (2); simulate: the policy's, sim::check_stability)
+// become status unstable without running.
 TaskOutcome execute(const Task& task);
 
 }  // namespace qsweep::sweep

@@ -1,0 +1,214 @@
+#include "qsweep/sim/stability.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <string_view>
+#include <vector>
+
+#include "qsweep/model/stability.hpp"
+
+namespace qsweep::sim {
+namespace {
+
+// As model::check_stability: a load within this relative margin of capacity counts as unstable.
+constexpr double kRelTol = 1e-12;
+// power_of_d on explicit types: at most this many sampled sets are listed for the exact check.
+constexpr double kMaxSampledSets = 1e5;
+
+std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+
+std::string set_text(const std::vector<int>& set) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    if (i) s += ",";
+    if (i == 8 && set.size() > 12) {
+      s += fmt::format("... {} servers in all", set.size());
+      break;
+    }
+    s += std::to_string(set[i] + 1);
+  }
+  return s + "}";
+}
+
+PolicyStability overloaded(std::string_view policy, const std::vector<int>& set, double rate,
+                           double capacity) {
+  const std::string text =
+      set.size() == 1
+          ? fmt::format("{}: server {} gets jobs at rate {:.6g} >= its service rate {:.6g}", policy,
+                        set[0] + 1, rate, capacity)
+          : fmt::format("{}: servers {} get jobs at rate {:.6g} >= their service rate {:.6g}",
+                        policy, set_text(set), rate, capacity);
+  return {false, text, ""};
+}
+
+// Rate of jobs random routing sends to each server: N lambda sum_{S contains n} p_S / |S|.
+std::vector<double> random_routing_rates(const model::System& system) {
+  const auto& types = system.family.listed_types();
+  // The implicit families (independent, complete, singletons_full) are symmetric in the
+  // servers, so each gets an equal share N lambda / N.
+  if (types.empty()) return std::vector<double>(idx(system.N()), system.lambda);
+  const auto& p = system.family.listed_probs();
+  std::vector<double> rate(idx(system.N()), 0.0);
+  for (std::size_t t = 0; t < types.size(); ++t)
+    for (int n : types[t])
+      rate[idx(n)] += system.total_arrival_rate() * p[t] / static_cast<double>(types[t].size());
+  return rate;
+}
+
+// The server random routing loads most relative to its speed, if it is overloaded; else -1.
+int random_overloaded_server(const model::System& system, const std::vector<double>& rate) {
+  int worst = -1;
+  double worst_ratio = 1.0 - kRelTol;
+  for (int n = 0; n < system.N(); ++n) {
+    const double ratio = rate[idx(n)] / system.speeds[idx(n)];
+    if (ratio >= worst_ratio) {
+      worst_ratio = ratio;
+      worst = n;
+    }
+  }
+  return worst;
+}
+
+double binomial(int n, int k) {
+  if (k < 0 || k > n) return 0.0;
+  return std::round(
+      std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0)));
+}
+
+// Eq. (2) for a family whose mass of types inside a set U depends only on |U| (mass(u)): for each
+// size the worst U is the u slowest servers.
+PolicyStability size_symmetric_check(std::string_view policy, const model::System& system,
+                                     const std::function<double(int)>& mass) {
+  std::vector<int> order(idx(system.N()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return system.speeds[idx(a)] < system.speeds[idx(b)]; });
+  const double total = std::accumulate(system.speeds.begin(), system.speeds.end(), 0.0);
+  double capacity = 0.0;
+  for (int u = 1; u <= system.N(); ++u) {
+    capacity += system.speeds[idx(order[idx(u - 1)])];
+    const double rate = system.total_arrival_rate() * mass(u);
+    if (capacity - rate <= kRelTol * total) {
+      std::vector<int> set(order.begin(), order.begin() + u);
+      std::sort(set.begin(), set.end());
+      return overloaded(policy, set, rate, capacity);
+    }
+  }
+  return {};
+}
+
+// C(u, k) / C(N, k): the probability that k distinct uniform servers all lie in a set of u.
+double inside_fraction(int u, int N, int k) {
+  if (u < k) return 0.0;
+  double r = 1.0;
+  for (int i = 0; i < k; ++i) r *= static_cast<double>(u - i) / (N - i);
+  return r;
+}
+
+// power_of_d with 1 < d < the largest type: the job joins the shortest of d servers drawn from
+// S, i.e. JSQ on the family of those d-sets (type T with probability sum_S p_S / C(|S|, d)), which
+// is stable exactly under eq. (2) for that family (see jsq below).
+PolicyStability sampled_sets_check(const model::System& system, int d) {
+  const std::string policy = fmt::format("power_of_d (d = {})", d);
+  const model::Family& family = system.family;
+  const int N = system.N();
+  if (family.kind() == model::FamilyKind::complete)
+    return size_symmetric_check(policy, system, [&](int u) {
+      return inside_fraction(u, N, std::min(d, family.params().d));
+    });
+  if (family.kind() == model::FamilyKind::singletons_full) {
+    const double eps = family.params().eps;
+    return size_symmetric_check(policy, system, [&](int u) {
+      return u * (N - 1 - eps) / (N * (N - 1.0)) + eps / (N - 1.0) * inside_fraction(u, N, d);
+    });
+  }
+  // Listed types: enumerate the sampled sets if there are not too many.
+  const auto& types = family.listed_types();
+  const auto& p = family.listed_probs();
+  double sets = 0.0;
+  for (const auto& t : types) sets += binomial(static_cast<int>(t.size()), d);
+  if (sets > kMaxSampledSets)
+    return {
+        true, "",
+        fmt::format("{}: stability checked by eq. (2) only ({:.3g} sampled sets)", policy, sets)};
+  model::FamilyParams derived;
+  derived.kind = model::FamilyKind::explicit_types;
+  derived.N = N;
+  for (std::size_t t = 0; t < types.size(); ++t) {
+    const int size = static_cast<int>(types[t].size());
+    if (size <= d) {
+      derived.types.push_back({types[t], p[t]});
+      continue;
+    }
+    const double share = p[t] / binomial(size, d);
+    std::vector<bool> chosen(idx(size), false);
+    std::fill(chosen.begin(), chosen.begin() + d, true);
+    do {
+      model::ExplicitType sampled{{}, share};
+      for (int i = 0; i < size; ++i)
+        if (chosen[idx(i)]) sampled.servers.push_back(types[t][idx(i)]);
+      derived.types.push_back(std::move(sampled));
+    } while (std::prev_permutation(chosen.begin(), chosen.end()));
+  }
+  const model::System sampled(model::Family(derived), system.speeds, system.lambda);
+  const model::StabilityReport report = model::check_stability(sampled);
+  if (report.ok) return {};
+  double capacity = 0.0;
+  for (int n : report.violating_set) capacity += system.speeds[idx(n)];
+  return overloaded(policy, report.violating_set, capacity - report.slack, capacity);
+}
+
+}  // namespace
+
+PolicyStability check_stability(const model::System& system, const Options& options) {
+  // Eq. (2) is necessary for every policy: the jobs that only servers in U can serve must be
+  // served there. It is also sufficient for redundancy_coc (exponential, independent replicas:
+  // the paper), and for jsq and redundancy_cos: with a routing that meets eq. (2), the drift
+  // of sum_n Q_n^2 (jsq) or sum_n mu_n W_n^2 (cos, W_n the backlog in time) is negative.
+  const model::StabilityReport eq2 = model::check_stability(system);
+  if (!eq2.ok) return {false, eq2.describe(), ""};
+  switch (options.policy) {
+    case Policy::redundancy_coc:
+    case Policy::redundancy_cos:
+    case Policy::jsq:
+      return {};
+    case Policy::random: {
+      // Random routing splits the arrivals into independent streams, one per server.
+      const auto rate = random_routing_rates(system);
+      const int n = random_overloaded_server(system, rate);
+      if (n < 0) return {};
+      return overloaded("random routing", {n}, rate[idx(n)], system.speeds[idx(n)]);
+    }
+    case Policy::power_of_d: {
+      const int d = options.policy_d;
+      if (d >= system.family.max_type_size()) return {};  // the whole of S: jsq
+      if (d == 1) {
+        const auto rate = random_routing_rates(system);
+        const int n = random_overloaded_server(system, rate);
+        if (n < 0) return {};
+        return overloaded("power_of_d (d = 1, random routing)", {n}, rate[idx(n)],
+                          system.speeds[idx(n)]);
+      }
+      return sampled_sets_check(system, d);
+    }
+    case Policy::jiq: {
+      // No closed form is known. When every server of S is busy jiq routes at random, so
+      // where random routing overloads a server jiq may be unstable too.
+      const auto rate = random_routing_rates(system);
+      const int n = random_overloaded_server(system, rate);
+      if (n < 0) return {};
+      return {true, "",
+              fmt::format("jiq may be unstable: random routing (jiq's rule when S is busy) "
+                          "gives server {} rate {:.3g} >= {:.3g}",
+                          n + 1, rate[idx(n)], system.speeds[idx(n)])};
+    }
+  }
+  return {};
+}
+
+}  // namespace qsweep::sim

@@ -14,7 +14,8 @@ import numpy as np
 
 # /tasks/status is an HDF5 enum; these are its names (the file says so too).
 STATUS_NAMES = ("pending", "done", "failed", "unstable")
-FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 1  # what this reader understands
+# What this reader understands (2 added /tasks/checksum and /tasks/warning; 1 reads the same).
+FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 2
 
 
 def _decode(values):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Errors outside a task end the whole job, never hang it: a full disk while the results file is
 # created makes the failing rank print the HDF5 call and cause, and MPI_Abort ends every rank
-# (exit 1, no results file under the final name); a rank killed mid-run ends the job too, and the
+# (exit 1, no results file under the final name and no .partial left); a rank killed mid-run ends the job too, and the
 # file it leaves is resumed to the uninterrupted result.
 # Usage: run_abort.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
@@ -43,4 +43,5 @@ grep -qE "qsweep: rank [0-9]: error: H5[A-Za-z0-9]+\(/?[A-Za-z0-9_./]+\) failed:
   fail "no message naming the failed HDF5 call and its object"
 grep -q "MPI_ABORT was invoked" abort.log || fail "the job was not ended with MPI_Abort"
 [ ! -e full/out.h5 ] || fail "a half-made file got the final name"
+[ ! -e full/out.h5.partial ] || fail "the failed creation left full/out.h5.partial behind"
 echo "PASS: a dead rank ends the job and the file resumes; an I/O error aborts with a message"

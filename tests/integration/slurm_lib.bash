@@ -104,7 +104,8 @@ import sys
 import h5py
 import numpy as np
 
-SCHEDULING = {"wall_seconds", "rank", "attempts", "events_per_second", "cpu_seconds"}
+# checksum seals each row including wall_seconds and rank, so it differs with them.
+SCHEDULING = {"wall_seconds", "rank", "attempts", "checksum", "events_per_second", "cpu_seconds"}
 
 def datasets(f):
     found = {}

@@ -140,22 +140,61 @@ std::vector<Edge> erdos_renyi_graph(const FamilyParams& p, Rng& rng) {
   const std::int64_t pairs = N * (N - 1) / 2;
   const double log_miss = q < 1.0 ? std::log1p(-q) : 0.0;
   std::int64_t index = -1;
+  std::int64_t u = 0, row_start = 0;  // row u of the upper triangle starts at pair row_start
   while (true) {
-    if (q < 1.0) {
-      index += 1 + static_cast<std::int64_t>(std::floor(std::log(rng.uniform_pos()) / log_miss));
-    } else {
-      ++index;
-    }
-    if (index >= pairs) break;
-    // Pair number `index` in row-major order of the upper triangle.
-    std::int64_t u = 0, rest = index;
-    while (rest >= N - 1 - u) {
-      rest -= N - 1 - u;
+    // The skip is compared as a double first: for a tiny q it may not fit in 64 bits.
+    const double skip = q < 1.0 ? std::floor(std::log(rng.uniform_pos()) / log_miss) : 0.0;
+    if (skip >= static_cast<double>(pairs - index - 1)) break;
+    index += 1 + static_cast<std::int64_t>(skip);
+    // Pair number `index` in row-major order of the upper triangle (indices only grow).
+    while (index >= row_start + (N - 1 - u)) {
+      row_start += N - 1 - u;
       ++u;
     }
-    edges.emplace_back(static_cast<int>(u), static_cast<int>(u + 1 + rest));
+    if (static_cast<std::int64_t>(edges.size()) >= kMaxListedJobTypes)
+      fail(p, fmt::format("the random graph has more than {} edges; expected a smaller N x N x "
+                          "edge_prob (model::kMaxListedJobTypes)",
+                          kMaxListedJobTypes));
+    edges.emplace_back(static_cast<int>(u), static_cast<int>(u + 1 + index - row_start));
   }
   return edges;
+}
+
+// Why a family would be too large to build ("" if it is not), from its parameters alone:
+// checked before the constructor allocates anything.
+std::string size_problem(const FamilyParams& p) {
+  const auto N = std::int64_t{p.N};
+  const std::string limit = fmt::format("(model::kMaxServers = {})", kMaxServers);
+  if (p.kind == FamilyKind::torus) {
+    const std::int64_t cells = std::int64_t{p.rows} * p.cols;  // ints: cannot overflow int64
+    if (cells > kMaxServers)
+      return fmt::format("torus {} x {} has {} servers; expected rows x cols <= {} {}", p.rows,
+                         p.cols, cells, kMaxServers, limit);
+  }
+  if (N > kMaxServers)
+    return fmt::format("N is larger than the model builds; expected N <= {} {}", kMaxServers,
+                       limit);
+  double listed = 0.0;  // job types the constructor will list (a double: no overflow)
+  switch (p.kind) {
+    case FamilyKind::random_regular:
+      listed = 0.5 * static_cast<double>(N) * p.degree;
+      break;
+    case FamilyKind::erdos_renyi:  // the mean; the generator also stops at the limit
+      if (p.edge_prob > 0.0)
+        listed = p.edge_prob * 0.5 * static_cast<double>(N) * static_cast<double>(N - 1);
+      break;
+    case FamilyKind::explicit_types:
+      listed = static_cast<double>(p.types.size());
+      break;
+    default:
+      break;  // at most 2 N (torus, tree_singletons): within the limit for every N
+  }
+  if (listed > static_cast<double>(kMaxListedJobTypes))
+    return fmt::format(
+        "{} would list {:.3g} job types (graph edges); expected at most {} "
+        "(model::kMaxListedJobTypes)",
+        to_string(p.kind), listed, kMaxListedJobTypes);
+  return "";
 }
 
 // Largest d with N (N-1) ... (N-d+1) <= 2^64 - 1 for some N >= d: d! <= 2^64 - 1 needs d <= 20.
@@ -236,6 +275,7 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
   const FamilyParams& p = params_;
   const int N = p.N;
   if (N < 1) fail(p, "N must be at least 1");
+  if (const auto problem = size_problem(p); !problem.empty()) fail(p, problem);
   auto min_n = [&](int n) {
     if (N < n) fail(p, fmt::format("needs N >= {}", n));
   };

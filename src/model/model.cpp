@@ -11,7 +11,9 @@
 namespace qsweep::model {
 
 std::vector<double> speed_profile(const std::string& name, int N, double fast) {
-  if (N < 1) throw InputError("speed profile needs N >= 1");
+  if (N < 1 || N > kMaxServers)
+    throw InputError(
+        fmt::format("speed profile for N = {}; expected 1 <= N <= {}", N, kMaxServers));
   if (!(fast > 0.0 && std::isfinite(fast)))
     throw InputError(fmt::format("speed profile '{}': fast = {} must be > 0", name, fast));
   std::vector<double> speeds(static_cast<std::size_t>(N), 1.0);

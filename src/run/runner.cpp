@@ -128,18 +128,6 @@ void agree_on_rank0(const mpi::communicator& comm, Check&& check) {
   if (!error.empty()) throw AgreedInputError(error);
 }
 
-// The text of a sweep file; InputError if it cannot be read.
-std::string read_sweep_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InputError(path + ": cannot read the sweep file (" + std::strerror(errno) +
-                     "); expected a readable YAML file");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // --- the work side of a rank ------------------------------------------------------------------
 
 // Runs the batches given to this rank on its engine and writes their rows.
@@ -654,7 +642,7 @@ sweep::Plan distribute_plan(const mpi::communicator& comm, const std::string& pa
   // start-up of a big sweep, and a parsed plan broadcast instead costs half a parse more
   // (serialising and deserialising it; docs/running.md, "Performance").
   std::string text;
-  agree_on_rank0(comm, [&] { text = read_sweep_file(path); });
+  agree_on_rank0(comm, [&] { text = sweep::read_sweep_text(path); });
   mpi::broadcast(comm, text, 0);
   sweep::Plan plan;
   std::string error;

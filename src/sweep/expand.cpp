@@ -14,7 +14,9 @@
 #include "canonical.hpp"
 #include "cost_detail.hpp"
 #include "keys.hpp"
+#include "qsweep/common/checked.hpp"
 #include "qsweep/common/error.hpp"
+#include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
 #include "qsweep/ldp/ldp.hpp"
 #include "qsweep/model/stability.hpp"
@@ -68,6 +70,7 @@ std::string key_where(const BlockInput& block, const std::string& where_in_file)
 // The axes of the block, in the order the keys are written.
 struct Axes {
   std::vector<Axis> axes;
+  std::vector<const Entry*> entries;                           // where each axis comes from
   std::map<std::string_view, std::size_t, std::less<>> index;  // key name -> axis
   const Axis* find(std::string_view name) const {
     const auto it = index.find(name);
@@ -75,7 +78,9 @@ struct Axes {
   }
 };
 
-Axes parse_axes(const BlockInput& block, std::uint64_t max_values) {
+// The keys of the block checked and their lengths known, their values not yet made: the grid
+// is sized before anything proportional to it is allocated.
+Axes declare_axes(const BlockInput& block, std::uint64_t max_values) {
   Axes out;
   for (const auto& entry : block.entries) {
     const KeySpec* spec = find_key(entry.key, block.method);
@@ -88,14 +93,27 @@ Axes parse_axes(const BlockInput& block, std::uint64_t max_values) {
       if (other.key->alternative == spec->name || spec->alternative == other.key->name)
         fail(where, fmt::format("{} and {} are both given; expected one of them",
                                 key_ref(block, other.key->name), key_ref(block, spec->name)));
-    out.axes.push_back(parse_axis(*spec, entry.key_node, entry.value, entry.loc, max_values));
+    Axis axis;
+    axis.key = spec;
+    axis.where = entry.loc.at(entry.key_node);
+    axis.length = axis_length(*spec, entry.value, entry.loc, max_values);
+    out.axes.push_back(std::move(axis));
+    out.entries.push_back(&entry);
     out.index[spec->name] = out.axes.size() - 1;
-    if (block.from_flags && out.axes.back().values.size() > 1)
+    if (block.from_flags && out.axes.back().length > 1)
       fail(where, fmt::format("{} gives {} values; expected one (qsweep eval evaluates one point, "
                               "a sweep file sweeps)",
-                              key_ref(block, spec->name), out.axes.back().values.size()));
+                              key_ref(block, spec->name), out.axes.back().length));
   }
   return out;
+}
+
+void parse_values(Axes& axes, std::uint64_t max_values) {
+  for (std::size_t a = 0; a < axes.axes.size(); ++a) {
+    const Entry& entry = *axes.entries[a];
+    axes.axes[a] =
+        parse_axis(*axes.axes[a].key, entry.key_node, entry.value, entry.loc, max_values);
+  }
 }
 
 // Dimensions of the grid: each is one axis, or the axes of a zip group walked together; a
@@ -147,11 +165,11 @@ std::vector<std::vector<std::size_t>> dimensions(const BlockInput& block, const 
              "together");
       const Axis& first = axes.axes[group[0]];
       for (std::size_t a : group)
-        if (axes.axes[a].values.size() != first.values.size())
+        if (axes.axes[a].length != first.length)
           fail(zip.loc.at(g), fmt::format("zip walks {} ({} values) and {} ({} values) together; "
                                           "expected lists of equal length",
-                                          first.key->name, first.values.size(),
-                                          axes.axes[a].key->name, axes.axes[a].values.size()));
+                                          first.key->name, first.length, axes.axes[a].key->name,
+                                          axes.axes[a].length));
       std::sort(group.begin(), group.end());
       groups.push_back(std::move(group));
     }
@@ -167,6 +185,43 @@ std::vector<std::vector<std::size_t>> dimensions(const BlockInput& block, const 
     for (std::size_t b : dims.back()) placed[b] = true;
   }
   return dims;
+}
+
+// Fails unless the grid fits in the `room` tasks max_tasks leaves. The count is exact (checked
+// 64-bit products); the message shows it as a float, which also covers a count beyond 2^64.
+std::uint64_t check_grid(const BlockInput& block, const Axes& axes,
+                         const std::vector<std::vector<std::size_t>>& dims, std::uint64_t room,
+                         std::uint64_t max_tasks) {
+  std::optional<std::uint64_t> grid = 1;
+  long double shown = 1;
+  for (const auto& dim : dims) {
+    const std::uint64_t length = axes.axes[dim[0]].length;
+    if (grid) grid = checked_mul(*grid, length);
+    shown *= static_cast<long double>(length);
+  }
+  if (!grid || *grid > room)
+    fail(block.where, fmt::format("this block expands to {:.4g} tasks and the plan would "
+                                  "exceed max_tasks = {}; expected a smaller grid, or a larger "
+                                  "max_tasks at the top of the file",
+                                  static_cast<double>(shown), max_tasks));
+  return *grid;
+}
+
+// Bytes of the lists a task holds (speeds, types, ...): with every rank holding the plan,
+// speeds made from a speed_profile for a large N are what can make a plan outgrow a node.
+std::uint64_t list_bytes(const Task& t) {
+  std::uint64_t bytes =
+      t.speeds.size() * sizeof(double) + t.family.tree_edges.size() * sizeof(std::pair<int, int>) +
+      t.ldp.initial_counts.size() * sizeof(std::int64_t) +
+      (t.simulate.service.values.size() + t.simulate.service.weights.size()) * sizeof(double);
+  for (const auto& type : t.family.types) bytes += sizeof(type) + type.servers.size() * sizeof(int);
+  return bytes;
+}
+
+// Families whose exact evaluation can use the symmetric engine; every other one holds 2^N sets.
+bool has_symmetric_engine(model::FamilyKind kind) {
+  return kind == model::FamilyKind::complete || kind == model::FamilyKind::independent ||
+         kind == model::FamilyKind::singletons_full;
 }
 
 // Systems (family + speeds) already built in this block, with what is known of their stability
@@ -217,7 +272,7 @@ Digest digest(const std::string& text) {
 class BlockExpander {
  public:
   BlockExpander(const BlockInput& block, PlanState& state)
-      : block_(block), state_(state), axes_(parse_axes(block, state.max_tasks)) {
+      : block_(block), state_(state), axes_(declare_axes(block, state.max_tasks)) {
     for (const auto& key : key_specs()) {
       if (!key.required || !(key.methods & bit(block_.method))) continue;
       if (axes_.find(key.name) || (!key.alternative.empty() && axes_.find(key.alternative)))
@@ -228,15 +283,8 @@ class BlockExpander {
 
   void run() {
     const auto dims = dimensions(block_, axes_);
-    long double grid = 1;
-    for (const auto& dim : dims) grid *= static_cast<long double>(axes_.axes[dim[0]].values.size());
-    const long double room =
-        static_cast<long double>(state_.max_tasks) - static_cast<long double>(state_.tasks.size());
-    if (grid > room)
-      fail(block_.where, fmt::format("this block expands to {:.4g} tasks and the plan would "
-                                     "exceed max_tasks = {}; expected a smaller grid, or a larger "
-                                     "max_tasks at the top of the file",
-                                     static_cast<double>(grid), state_.max_tasks));
+    check_grid(block_, axes_, dims, state_.max_tasks - state_.tasks.size(), state_.max_tasks);
+    parse_values(axes_, state_.max_tasks);
 
     value_index_.assign(axes_.axes.size(), 0);
     std::vector<std::size_t> counter(dims.size(), 0);
@@ -310,12 +358,11 @@ class BlockExpander {
       return;
     }
     if (model::family_uses(t.family.kind).torus_shape) {
-      const long long N = static_cast<long long>(t.family.rows) * t.family.cols;
-      if (N > std::numeric_limits<int>::max())
-        fail(block_.where,
-             fmt::format("torus {} x {} has too many servers; expected rows x cols "
-                         "<= {}",
-                         t.family.rows, t.family.cols, std::numeric_limits<int>::max()));
+      const std::int64_t N = std::int64_t{t.family.rows} * t.family.cols;  // ints: no overflow
+      if (N > model::kMaxServers)
+        fail(block_.where, fmt::format("torus {} x {} has {} servers; expected rows x cols <= {} "
+                                       "(model::kMaxServers)",
+                                       t.family.rows, t.family.cols, N, model::kMaxServers));
       t.family.N = static_cast<int>(N);
     }
     if (!d.speed_profile.empty()) {
@@ -378,6 +425,24 @@ class BlockExpander {
     Task& t = d.task;
     if (!seen_.insert(digest(canonical_text(t))).second) return;  // same task as an earlier point
     t.id = state_.tasks.size();
+    state_.list_bytes += list_bytes(t);
+    if (state_.list_bytes > kMaxPlanListBytes)
+      fail(block_.where, fmt::format("the lists of the tasks up to '{}' (speeds, types, ...) take "
+                                     "{:.3g} GB and every rank holds the plan; expected at most "
+                                     "{} GiB (fewer tasks with long lists, or a smaller N with "
+                                     "speed_profile)",
+                                     describe(t), static_cast<double>(state_.list_bytes) * 1e-9,
+                                     kMaxPlanListBytes >> 30));
+    // The exact engines of a listed family (graphs, explicit types) hold 2^N sets: refuse a
+    // large N before the family is built (a ring of 10^7 servers alone takes a GB).
+    if (t.method == Method::exact && !has_symmetric_engine(t.family.kind) &&
+        t.family.N > exact::kMaxGeneralServers)
+      fail(where_of("N"),
+           fmt::format("N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
+                       "and family {} has no symmetric engine ('{}'); expected N <= {}, or a "
+                       "family with a symmetric engine (complete, independent, singletons_full; "
+                       "identical speeds)",
+                       t.family.N, name_of(t.family.kind), describe(t), exact::kMaxGeneralServers));
     const model::System* system = nullptr;
     bool stable = true;
     if (is_system_method(t.method)) {
@@ -413,5 +478,11 @@ class BlockExpander {
 }  // namespace
 
 void expand_block(const BlockInput& block, PlanState& state) { BlockExpander(block, state).run(); }
+
+std::uint64_t block_grid_size(const BlockInput& block, std::uint64_t room,
+                              std::uint64_t max_tasks) {
+  const Axes axes = declare_axes(block, max_tasks);
+  return check_grid(block, axes, dimensions(block, axes), room, max_tasks);
+}
 
 }  // namespace qsweep::sweep::detail

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "qsweep/common/checked.hpp"
+
 namespace qsweep::sweep::detail {
 namespace {
 
@@ -74,6 +76,7 @@ const std::string& text(const Value& v) { return std::get<std::string>(v); }
 constexpr unsigned kExact = bit(Method::exact), kSimulate = bit(Method::simulate),
                    kLdp = bit(Method::ldp), kSystem = kExact | kSimulate;
 constexpr double kIntMax = std::numeric_limits<int>::max();
+constexpr double kMaxLdpServers = 0x1.0p53;  // ldp n: exact in a double
 
 Bounds at_least(double lo) { return {lo, 1e300, false, false}; }
 Bounds above(double lo) { return {lo, 1e300, true, false}; }
@@ -123,9 +126,15 @@ Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
   if (!node.IsSequence() || node.size() == 0)
     fail(loc.at(node), fmt::format("initial_counts is {}; expected {}", show(node), expected));
   std::vector<std::int64_t> counts;
+  std::int64_t total = 0;  // checked: a wrapped sum could equal n and pass as valid
   for (const auto& item : node) {
     const auto count = read_integer(item, loc, "a count", expected);
     if (count < 0) fail(loc.at(item), fmt::format("a count is {}; expected {}", count, expected));
+    const auto sum = checked_add(total, count);
+    if (!sum || *sum > (std::int64_t{1} << 53))  // n is at most 2^53
+      fail(loc.at(item), fmt::format("initial_counts sum to more than 2^53 at this count; expected "
+                                     "counts summing to n (at most 2^53)"));
+    total = *sum;
     counts.push_back(count);
   }
   return counts;
@@ -207,7 +216,7 @@ std::vector<KeySpec> make_specs() {
                .methods = kSystem,
                .kind = Kind::integer,
                .help = "number of servers (torus: rows x cols, not given)",
-               .bounds = between(1, kIntMax, false, false),
+               .bounds = between(1, model::kMaxServers, false, false),
                .required = true,
                .used_by = "every family except torus (N = rows x cols)",
                .applies = [](const Draft& d) { return !uses(d).torus_shape; },
@@ -530,7 +539,7 @@ std::vector<KeySpec> make_specs() {
                .methods = kLdp,
                .kind = Kind::integer,
                .help = "number of servers (rate 1 each)",
-               .bounds = between(1, 0x1.0p53, false, false),
+               .bounds = between(1, kMaxLdpServers, false, false),
                .required = true,
                .apply = [](Draft& d, const Value& v) { d.task.ldp.n = integer(v); }});
   k.push_back({.name = "j",
@@ -748,6 +757,12 @@ void parse_generator(const KeySpec& key, const YAML::Node& node, const Locator& 
     if (!(base > 0.0) || base == 1.0)
       fail(loc.at(base_node), fmt::format("base = {}; expected a number > 0 other than 1", base));
   }
+  // The values run monotonically from the first to the last: a range error shows at an end,
+  // before n values are made.
+  for (const double end : {a, b}) {
+    const double x = generator == "linspace" ? end : std::pow(base, end);
+    if (std::isfinite(x)) numeric_value(key, x, where, origin);
+  }
   for (std::uint64_t i = 0; i < n; ++i) {
     // Endpoints exact; interior points a + (b - a) i / (n - 1).
     const double t = n == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(n - 1);
@@ -805,6 +820,27 @@ const KeySpec* find_key(std::string_view name, Method method) {
   return nullptr;
 }
 
+std::uint64_t axis_length(const KeySpec& key, const YAML::Node& value, const Locator& loc,
+                          std::uint64_t max_values) {
+  if (key.kind == Kind::fixed || !value) return 1;
+  if (value.IsSequence()) {
+    if (value.size() > max_values)
+      fail(loc.at(value), fmt::format("{} lists {} values; expected at most max_tasks = {}",
+                                      key.name, value.size(), max_values));
+    return value.size();
+  }
+  if (!value.IsMap()) return 1;
+  // A generator's own count; parse_axis reports a malformed generator.
+  for (const auto& kv : value) {
+    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    const YAML::Node& args = kv.second;
+    if (name == "heavy_traffic") return args.IsSequence() ? args.size() : 1;
+    if ((name == "linspace" || name == "logspace") && args.IsSequence() && args.size() == 3)
+      return generator_count(args[2], loc, name, max_values);
+  }
+  return 1;
+}
+
 Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node& value,
                 const Locator& loc, std::uint64_t max_values) {
   Axis axis;
@@ -815,10 +851,12 @@ Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node
   if (key.kind == Kind::fixed) {
     axis.values.push_back(key.parse_fixed(value, loc));
     axis.value_where.push_back(loc.at(value));
+    axis.length = axis.values.size();
     return axis;
   }
   if (value.IsMap()) {
     parse_generator(key, value, loc, max_values, axis);
+    axis.length = axis.values.size();
     return axis;
   }
   if (value.IsSequence()) {
@@ -836,10 +874,12 @@ Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node
       axis.values.push_back(scalar_value(key, item, loc));
       axis.value_where.push_back(loc.at(item));
     }
+    axis.length = axis.values.size();
     return axis;
   }
   axis.values.push_back(scalar_value(key, value, loc));
   axis.value_where.push_back(loc.at(value));
+  axis.length = axis.values.size();
   return axis;
 }
 

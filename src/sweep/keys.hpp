@@ -79,8 +79,15 @@ struct Axis {
   std::string where;  // location of the key
   std::vector<Value> values;
   std::vector<std::string> value_where;  // location of each value (generators: the generator)
+  std::uint64_t length = 0;              // number of values (known before they are parsed)
   bool used = false;                     // applied to at least one task
 };
+
+// The number of values `value` gives `key`, without making them (a list's length, a
+// generator's count), so that a grid is sized before anything is allocated. Refuses a list or
+// generator longer than max_values; other errors are left to parse_axis.
+std::uint64_t axis_length(const KeySpec& key, const YAML::Node& value, const Locator& loc,
+                          std::uint64_t max_values);
 
 // Parses the value of `key` (scalar, list, generator mapping, or a fixed key's structure).
 // A list or generator longer than max_values is refused (a typo in a linspace count must not

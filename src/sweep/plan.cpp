@@ -1,12 +1,13 @@
 #include "qsweep/sweep/plan.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "canonical.hpp"
 #include "expand.hpp"
@@ -140,9 +141,11 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   detail::PlanState state;
   state.max_tasks = kDefaultMaxTasks;
   if (const YAML::Node* node = value_of("max_tasks")) {
-    const std::string expected = "an integer in [1, 10^9]";
+    const std::string expected =
+        fmt::format("an integer in [1, {}] (every rank holds the plan, about 500 bytes per task)",
+                    kMaxMaxTasks);
     const auto max_tasks = detail::read_integer(*node, loc, "max_tasks", expected);
-    if (max_tasks < 1 || max_tasks > 1'000'000'000)
+    if (max_tasks < 1 || static_cast<std::uint64_t>(max_tasks) > kMaxMaxTasks)
       fail(loc.at(*node),
            fmt::format("max_tasks = {} is out of range; expected {}", max_tasks, expected));
     state.max_tasks = static_cast<std::uint64_t>(max_tasks);
@@ -151,7 +154,10 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   if (seed) plan.seed = state.seed = read_seed(*seed, loc);
   if (const YAML::Node* node = value_of("output")) {
     plan.output = detail::read_string(*node, loc, "output", "a file path");
-    if (plan.output.empty()) fail(loc.at(*node), "output is empty; expected a file path");
+    if (const std::string problem = output_path_problem(plan.output); !problem.empty())
+      fail(loc.at(*node), fmt::format("output {}; expected the path of a results file such as "
+                                      "results/my-study.h5",
+                                      problem));
   }
   if (const YAML::Node* node = value_of("on_unstable")) {
     const std::string mode = detail::read_string(*node, loc, "on_unstable", "store or error");
@@ -166,30 +172,90 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
     fail(loc.at(*blocks),
          fmt::format("blocks is {}; expected a non-empty list of blocks",
                      blocks->IsSequence() ? "an empty list" : detail::show(*blocks)));
+  // Every block is sized before any is expanded: a huge last block fails at once.
+  std::vector<detail::BlockInput> inputs;
+  std::uint64_t planned = 0;  // <= max_tasks
   int index = 0;
   for (const auto& node : *blocks) {
-    const detail::BlockInput block = block_input(node, index++, loc);
+    detail::BlockInput block = block_input(node, index++, loc);
     if (block.method != Method::exact && !seed)
       fail(block.where, fmt::format("a {} block needs a seed and the file has none; expected "
                                     "seed: <integer> at the top of the file",
                                     to_string(block.method)));
-    detail::expand_block(block, state);
+    planned += detail::block_grid_size(block, state.max_tasks - planned, state.max_tasks);
+    inputs.push_back(std::move(block));
   }
+  for (const auto& block : inputs) detail::expand_block(block, state);
   finish(plan, state);
   return plan;
 }
 
-Plan load_plan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(
-        fmt::format("{}: cannot read the sweep file ({}); expected a readable YAML "
-                    "file",
-                    path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_plan(text.str(), path);
+namespace {
+
+[[noreturn]] void refuse_file(const std::string& path, const std::string& what) {
+  throw InputError(fmt::format("{}: {}; expected a readable YAML file of at most {} MiB", path,
+                               what, kMaxSweepFileBytes >> 20));
 }
+
+// Closes a file descriptor on every path out of read_sweep_text.
+struct FileDescriptor {
+  int fd = -1;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string byte_shown(unsigned char c) { return fmt::format("0x{:02x}", c); }
+
+}  // namespace
+
+std::string read_sweep_text(const std::string& path) {
+  // Refuse by type before opening: opening a device may have effects, reading one may not end.
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    refuse_file(path, fmt::format("cannot read the sweep file ({})", std::strerror(errno)));
+  if (S_ISDIR(info.st_mode)) refuse_file(path, "is a directory, not a sweep file");
+  if (!S_ISREG(info.st_mode) && !S_ISFIFO(info.st_mode))
+    refuse_file(path, "is not a regular file (a device or a socket)");
+  if (S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) > kMaxSweepFileBytes)
+    refuse_file(path, fmt::format("the sweep file has {} bytes, more than the limit",
+                                  static_cast<std::uint64_t>(info.st_size)));
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0)
+    refuse_file(path, fmt::format("cannot read the sweep file ({})", std::strerror(errno)));
+  // Bounded read: a pipe, or a file that grows while it is read, stops at the limit.
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    const ssize_t got = ::read(file.fd, buffer, sizeof buffer);
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      refuse_file(path, fmt::format("cannot read the sweep file ({})", std::strerror(errno)));
+    }
+    text.append(buffer, static_cast<std::size_t>(got));
+    if (text.size() > kMaxSweepFileBytes)
+      refuse_file(path, "the sweep file is larger than the limit");
+  }
+  return text;
+}
+
+std::string output_path_problem(std::string_view path) {
+  if (path.empty()) return "is empty";
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == 0) return "contains a NUL byte";
+    if (byte < 0x20 || byte == 0x7f)
+      return fmt::format("contains the control character {}", byte_shown(byte));
+  }
+  if (path.back() == '/') return fmt::format("'{}' ends in '/' (a directory, not a file)", path);
+  const std::string_view last = path.substr(path.find_last_of('/') + 1);
+  if (last == "." || last == "..")
+    return fmt::format("'{}' names a directory ('{}'), not a file", path, last);
+  return "";
+}
+
+Plan load_plan(const std::string& path) { return parse_plan(read_sweep_text(path), path); }
 
 Plan plan_from_flags(const std::vector<Flag>& flags) {
   Plan plan;

@@ -182,6 +182,58 @@ TEST(Family, ErdosRenyiEdgeCountMatchesBinomialMean) {
   EXPECT_EQ(Family(p).listed_types().size(), 200u * 199u / 2u);
 }
 
+// The edges come out as distinct pairs u < v inside 0..N-1 (the pair index is walked row by row
+// of the upper triangle); all of them for edge_prob = 1.
+TEST(Family, ErdosRenyiEdgesAreDistinctPairsInRange) {
+  for (double q : {0.02, 0.3, 1.0}) {
+    auto p = make(FamilyKind::erdos_renyi, 60);
+    p.edge_prob = q;
+    p.graph_seed = 11;
+    const Family f(p);
+    std::set<std::pair<int, int>> seen;
+    for (const auto& edge : f.listed_types()) {
+      ASSERT_EQ(edge.size(), 2u);
+      EXPECT_TRUE(0 <= edge[0] && edge[0] < edge[1] && edge[1] < 60) << edge[0] << " " << edge[1];
+      EXPECT_TRUE(seen.insert({edge[0], edge[1]}).second);
+    }
+    if (q == 1.0) {
+      EXPECT_EQ(seen.size(), 60u * 59u / 2u);
+    }
+  }
+}
+
+// Families too large to build are refused from their parameters, before any allocation (a
+// 46340 x 46340 torus used to allocate gigabytes first), and the message names the limit.
+TEST(Family, SizesBeyondTheLimitsAreRefusedWithTheLimit) {
+  auto message = [](const FamilyParams& p) -> std::string {
+    try {
+      Family family(p);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string servers = std::to_string(kMaxServers);
+  auto torus = make(FamilyKind::torus, 46340 * 46340);
+  torus.rows = torus.cols = 46340;
+  EXPECT_NE(message(torus).find("2147395600 servers; expected rows x cols <= " + servers),
+            std::string::npos)
+      << message(torus);
+  auto ring = make(FamilyKind::ring, kMaxServers + 1);
+  EXPECT_NE(message(ring).find("expected N <= " + servers), std::string::npos) << message(ring);
+  auto regular = make(FamilyKind::random_regular, 1'000'000);
+  regular.degree = 41;  // 2.05e7 edges, just over kMaxListedJobTypes = 2e7
+  EXPECT_NE(message(regular).find("would list 2.05e+07 job types"), std::string::npos)
+      << message(regular);
+  auto dense = make(FamilyKind::erdos_renyi, 100'000);
+  dense.edge_prob = 0.01;  // 5e7 expected edges
+  EXPECT_NE(message(dense).find("would list 5e+07 job types"), std::string::npos) << message(dense);
+  // A family within the limits is built.
+  auto ok = make(FamilyKind::random_regular, 1000);
+  ok.degree = 3;
+  EXPECT_NO_THROW(Family{ok});
+}
+
 // Sampling frequencies match enumerate() probabilities (chi-square, fixed seed).
 TEST(Family, SamplingMatchesEnumeratedProbabilities) {
   std::vector<FamilyParams> cases;

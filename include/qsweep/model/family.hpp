@@ -18,6 +18,13 @@ namespace qsweep::model {
 using ServerMask = std::uint64_t;
 inline constexpr int kMaxMaskServers = 64;
 
+// The largest family the model builds, checked before anything is allocated: N (rows x cols
+// for a torus) at most kMaxServers, and at most kMaxListedJobTypes listed job types (graph
+// edges, explicit types). Measured: a ring takes about 120 bytes per server to build, a
+// simulation 180-350 bytes per server, so the largest family takes a few GB per rank.
+inline constexpr int kMaxServers = 10'000'000;
+inline constexpr std::int64_t kMaxListedJobTypes = 2 * std::int64_t{kMaxServers};
+
 struct JobType {
   ServerMask servers = 0;
   double p = 0.0;

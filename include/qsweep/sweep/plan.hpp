@@ -2,6 +2,7 @@
 // A sweep file parsed, validated and expanded into its task list (docs/sweep-format.md).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qsweep/sweep/task.hpp"
@@ -9,9 +10,13 @@
 namespace qsweep::sweep {
 
 // Refuse plans bigger than this (a typo in a linspace count must not allocate a week of tasks);
-// the sweep file may raise it with the top-level key `max_tasks`. A block counts with the size
-// of its full grid, before combinations that differ only in unused parameters are merged.
+// the sweep file may raise it with the top-level key `max_tasks`, up to kMaxMaxTasks. A block
+// counts with the size of its full grid, before combinations that differ only in unused
+// parameters are merged. Every rank holds the plan, about 500 bytes per task (measured with
+// `/usr/bin/time -f %M qsweep plan` on sweeps of 1e4, 1e5 and 1e6 tasks; docs/sweep-format.md):
+// 0.5 GB per rank by default, 5 GB per rank at the upper limit.
 inline constexpr std::uint64_t kDefaultMaxTasks = 1'000'000;
+inline constexpr std::uint64_t kMaxMaxTasks = 10'000'000;
 
 struct Plan {
   std::string name;         // `name:` of the sweep file
@@ -26,6 +31,21 @@ struct Plan {
   // Tasks outside the stability region (known at validation; stored with status unstable).
   std::vector<std::uint64_t> unstable_tasks;
 };
+
+// The largest sweep file read: yaml-cpp holds about 250 bytes per byte of a dense list while
+// parsing, so a file at this limit may take a GB before it is refused.
+inline constexpr std::uint64_t kMaxSweepFileBytes = std::uint64_t{4} << 20;
+
+// The text of a sweep file, for every command that reads one. Regular files and named pipes
+// are read (a pipe to at most kMaxSweepFileBytes); directories, devices (/dev/zero) and sockets
+// are refused, as is a regular file larger than kMaxSweepFileBytes, without reading it. Throws
+// InputError "PATH: what is wrong; expected ...".
+std::string read_sweep_text(const std::string& path);
+
+// Why `path` cannot name a results file ("" if it can): it is empty, contains a NUL byte or
+// another control character, ends in '/' or names "." or "..". Only the text is checked; the
+// runner checks the file system (a directory, a writable parent).
+std::string output_path_problem(std::string_view path);
 
 // Reads, validates and expands a sweep file. Throws InputError with a one-line message
 // "FILE:LINE:COLUMN: what is wrong; what was expected" for any bad input. Touches no other file.

@@ -77,8 +77,14 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
       "Run a sweep under MPI (mpirun -n RANKS qsweep run FILE): rank 0 coordinates, every rank "
       "computes and writes its rows into one HDF5 file",
       "sweep file (YAML)", run_command);
-  command->add_option("-o,--output", args->options.output,
-                      "results file (default: the sweep file's output:)");
+  command
+      ->add_option("-o,--output", args->options.output,
+                   "results file (default: the sweep file's output:)")
+      ->check(CLI::Validator(
+          [](const std::string& path) {
+            return path.empty() ? std::string("empty path; expected a results file name") : "";
+          },
+          "FILE"));
   auto* resume = command->add_flag(
       "--resume", args->options.resume,
       "continue an existing results file of the same plan: run the tasks not done (pending or "

@@ -515,7 +515,12 @@ void work(const mpi::communicator& comm, Workbench& bench, const SignalWatch& si
 // --- starting: create or resume -----------------------------------------------------------------
 
 std::string output_path(const sweep::Plan& plan, const RunOptions& options) {
-  if (!options.output.empty()) return options.output;
+  if (!options.output.empty()) {
+    // The sweep file's `output:` was checked where it was read, with its location.
+    const std::string problem = sweep::output_path_problem(options.output);
+    if (!problem.empty()) throw InputError("-o: the results file path " + problem);
+    return options.output;
+  }
   if (!plan.output.empty()) return plan.output;
   throw InputError("no results file: give -o FILE or `output:` in " + plan.source);
 }

@@ -31,7 +31,7 @@ if ! mount -t tmpfs -o size=1m tmpfs full 2>/dev/null; then
   echo "PASS: a dead rank ends the job and the file resumes"
   exit 0
 fi
-trap 'umount "$WORK/full" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'stop_releasing; end_jobs; umount "$WORK/full" 2>/dev/null; rm -rf "$WORK"' EXIT
 rc=0
 # Help messages not aggregated: the aggregation now and then loses the MPI_ABORT message.
 timeout 120 mpirun -n 3 --oversubscribe --mca orte_base_help_aggregate 0 "$QSWEEP" run "$SOURCE_DIR/tests/integration/run_scale.yaml" \

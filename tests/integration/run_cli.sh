@@ -16,6 +16,15 @@ expect_exit 2 mpi 2 "$QSWEEP" run bad.yaml -o bad.h5 2>bad.log
 [ "$(grep -c "bad.yaml:6:5: unknown key 'lamda'" bad.log)" -eq 1 ] || { cat bad.log; fail "not one message naming the bad key"; }
 expect_exit 2 mpi 2 "$QSWEEP" run "$mixed" 2>/dev/null  # no -o and no output: in the file
 expect_exit 2 "$QSWEEP" run "$mixed" -o x.h5 --resume --force 2>/dev/null
+# Output paths that cannot be a results file: refused before anything is made.
+mkdir existing-dir
+expect_exit 2 "$QSWEEP" run "$mixed" -o "" 2>output.log
+grep -q "empty path" output.log || { cat output.log; fail "no message for an empty -o"; }
+for output in "new-dir/" existing-dir "$(printf 'tab\tname.h5')"; do
+  expect_exit 2 mpi 2 "$QSWEEP" run "$mixed" -o "$output" 2>output.log
+  [ "$(grep -c '^qsweep: error: ' output.log)" -eq 1 ] || { cat output.log; fail "not one message for -o '$output'"; }
+done
+[ -z "$(ls -A existing-dir)" ] && [ ! -e new-dir ] || fail "a refused output path made files"
 
 # --- SLURM asked for 3 tasks but MPI sees one rank (qsweep without srun/mpirun in a job) ----------
 expect_exit 2 env SLURM_NTASKS=3 "$QSWEEP" run "$mixed" -o alone.h5 2>alone.log

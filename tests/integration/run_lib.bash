@@ -8,7 +8,17 @@ SOURCE_DIR=$(realpath "$2")
 PYTHON=/usr/bin/python3  # Debian's, with h5py and numpy
 CHECK="$PYTHON $SOURCE_DIR/tests/integration/results_check.py"
 WORK=$(mktemp -d /tmp/qsweep-run-test.XXXXXX)
-trap 'stop_releasing; rm -rf "$WORK"' EXIT
+# A failed check must not leave a job behind (a held task would keep it, and ctest, waiting).
+# A failed check must not leave a job behind (a held task would keep it, and ctest, waiting):
+# this shell's running background jobs and their children are killed.
+end_jobs() {
+  local pid
+  for pid in $(jobs -pr); do
+    # shellcheck disable=SC2046
+    kill -9 "$pid" $(ps -o pid= --ppid "$pid" || true) 2>/dev/null || true
+  done
+}
+trap 'stop_releasing; end_jobs; rm -rf "$WORK"' EXIT
 cd "$WORK"
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 

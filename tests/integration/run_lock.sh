@@ -22,6 +22,8 @@ expect_refused() {  # $1 log of the refused run
 }
 hold_tasks hold "${all_tasks[@]}"
 start_job -n 2 --oversubscribe "$QSWEEP" run "$sweep" -o out.h5 --quiet 2>a.log
+# Both ranks compute: once each holds a task, nothing is written until the release.
+wait_started "$JOB_PID"
 wait_started "$JOB_PID"
 no_hold
 sum=$(sha256sum out.h5)

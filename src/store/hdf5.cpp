@@ -115,6 +115,16 @@ void write_int_attribute(hid_t object, const std::string& name, long long value)
   check(H5Awrite(attribute.get(), H5T_NATIVE_LLONG, &value), "H5Awrite", name);
 }
 
+H5Id open_read_only(const std::string& path) {
+  try {
+    const H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate", path);
+    check(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path);
+    return H5Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, "H5Fopen", path);
+  } catch (const StoreError& e) {
+    throw InputError(path + ": cannot open as an HDF5 file (" + e.what() + ")");
+  }
+}
+
 bool has_attribute(hid_t object, const std::string& name) {
   silence_hdf5_errors();
   return check(H5Aexists(object, name.c_str()), "H5Aexists", name) > 0;

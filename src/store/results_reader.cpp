@@ -156,15 +156,7 @@ TableColumn read_column(hid_t dataset, const std::string& path, const std::strin
 
 }  // namespace
 
-ResultsReader::ResultsReader(const std::string& path) : path_(path) {
-  try {
-    const H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate", path);
-    // Read-only access needs no lock, and a lock would fail on file systems without flock.
-    check(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path);
-    file_ = H5Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, "H5Fopen", path);
-  } catch (const StoreError& e) {
-    throw InputError(path + ": cannot open as an HDF5 file (" + e.what() + ")");
-  }
+ResultsReader::ResultsReader(const std::string& path) : path_(path), file_(open_read_only(path)) {
   if (!has_attribute(file_.get(), "format") ||
       read_attribute_text(file_.get(), "format") != kFormatName) {
     throw InputError(path + ": not a qsweep results file (no format = \"" +

@@ -21,15 +21,7 @@ constexpr std::uint64_t kChunkRows = 4096;
 
 class FileCheck {
  public:
-  explicit FileCheck(const std::string& path) : path_(path) {
-    try {
-      const H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate", path);
-      check(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path);
-      file_ = H5Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, "H5Fopen", path);
-    } catch (const StoreError& e) {
-      throw InputError(path + ": cannot open as an HDF5 file (" + e.what() + ")");
-    }
-  }
+  explicit FileCheck(const std::string& path) : path_(path), file_(open_read_only(path)) {}
 
   [[noreturn]] void damaged(const std::string& what) const {
     throw InputError(path_ + ": damaged structure: " + what +

@@ -7,9 +7,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 
 #include "qsweep/store/hdf5.hpp"
+#include "qsweep/store/results_file.hpp"
 
 namespace qsweep::store {
 namespace {
@@ -40,21 +40,6 @@ std::string read_text(int fd) {
   std::string text(buffer.data(), static_cast<std::size_t>(got));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
   return text;
-}
-
-std::string now_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  std::array<char, 32> text{};
-  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text.data();
-}
-
-std::string hostname() {
-  std::array<char, 256> host{};
-  if (gethostname(host.data(), host.size() - 1) != 0) return "unknown host";
-  return host.data();
 }
 
 // Whether `fd` is still the file at `path` (another run may have removed and remade it between
@@ -96,8 +81,9 @@ WriterLock::WriterLock(const std::string& results_path, const std::string& comma
     fd_ = fd;
     break;
   }
-  const std::string text = "host " + hostname() + ", pid " + std::to_string(getpid()) +
-                           ", started " + now_utc() + ", command: " + command_line;
+  const Provenance now = Provenance::now(command_line, 1);
+  const std::string text = "host " + now.hostname + ", pid " + std::to_string(getpid()) +
+                           ", started " + now.created + ", command: " + command_line;
   const std::string cut = text.substr(0, kMaxHolderText - 2) + "\n";
   // The holder text is for messages only: failing to write it does not weaken the lock.
   if (ftruncate(fd_, 0) == 0) {

@@ -86,6 +86,20 @@ with h5py.File("out.h5", "r") as f:
     assert [float(r["probability"]) for r in ldp] == f["ldp/probability"][()].tolist()
 PY
 expect_exit 2 "$QSWEEP" export out.h5 --group nothing 2>/dev/null
+# Warnings are stored per row and listed by status: a simulation with no event after warm-up
+# warns (and has NaN estimates), a healthy one does not.
+cat >warn.yaml <<'YAML'
+name: warn
+seed: 3
+blocks:
+  - {method: simulate, policy: jsq, family: ring, N: 4, lambda: 0.5, horizon: [0.001, 1000], warmup: 0, replications: 8}
+YAML
+"$QSWEEP" run warn.yaml -o warn.h5 --quiet
+"$QSWEEP" status warn.h5 >warn.txt
+grep -q "^warnings (1):" warn.txt || { cat warn.txt; fail "status lists not exactly one warning"; }
+grep -q "task 0 (simulate): no event after warm-up" warn.txt || { cat warn.txt; fail "no warning for task 0"; }
+"$PYTHON" -c "import h5py, numpy as np; f = h5py.File('warn.h5', 'r'); w = f['tasks/warning'][()]
+assert w[0].startswith(b'no event') and w[1] == b'', w; assert np.isnan(f['simulate/EQ'][0])"
 expect_exit 2 "$QSWEEP" status bad.yaml 2>/dev/null
 
 # --- signals -------------------------------------------------------------------------------------

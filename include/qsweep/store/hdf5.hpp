@@ -49,6 +49,10 @@ class H5Id {
   std::string object_;  // for messages
 };
 
+// Opens an HDF5 file read-only, serially and without HDF5's file lock (reading needs none, and it
+// fails on file systems without flock). Throws InputError naming the file if it cannot be opened.
+H5Id open_read_only(const std::string& path);
+
 // Variable-length UTF-8 string attributes (scalar), written and read as std::string.
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value);
 void write_int_attribute(hid_t object, const std::string& name, long long value);

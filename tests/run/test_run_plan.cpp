@@ -231,7 +231,7 @@ TEST_F(RunPlanTest, TermAbandonsTheRunningTaskWhichStaysPending) {
   const RunResult stopped = run(plan, qsweep::testing::signal_then_gate(SIGTERM, 50, gate));
   EXPECT_TRUE(gate->entered());
   EXPECT_FALSE(gate->passed_through());  // task 50 is still running
-  gate->open();  // the abandoned task ends; its outcome is dropped
+  gate->open();                          // the abandoned task ends; its outcome is dropped
   EXPECT_EQ(stopped.exit_code, exit_code::incomplete);
   EXPECT_TRUE(stopped.left_task_running);
   {

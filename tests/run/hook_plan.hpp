@@ -65,7 +65,8 @@ inline run::TaskFunction hook(std::chrono::microseconds pause, std::set<std::uin
 
 // Where a task waits until the test opens it: the test decides when a task ends, instead of
 // hoping that a sleep was long enough. A task gives up after a minute (a broken test must not
-// hang), so a test can tell from passed_through() whether a run waited for its task.
+// hang), and the gate then stays open for the tasks after it; a test can tell from
+// passed_through() whether a run waited for its task.
 class Gate {
  public:
   // Called by a task: waits until the gate is open (or a minute has passed).
@@ -74,6 +75,7 @@ class Gate {
     entered_ = true;
     changed_.notify_all();
     changed_.wait_for(lock, std::chrono::minutes(1), [&] { return open_; });
+    open_ = true;  // if it gave up: later tasks do not wait another minute each
     passed_through_ = true;
   }
   // Waits until a task has reached the gate.

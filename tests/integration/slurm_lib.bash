@@ -97,7 +97,8 @@ EOF
 }
 
 # Checks that results files $1 and $2 hold identical datasets, bit for bit (NaN equal to NaN),
-# except the columns that measure time or record scheduling (which rank, how many attempts).
+# except the columns that measure time or record scheduling (which rank, how many attempts) and
+# the row checksum, which covers them.
 check_identical_results() {
   "$PYTHON" - "$1" "$2" <<'EOF' || fail "results in $1 and $2 differ"
 import sys

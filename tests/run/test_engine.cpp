@@ -5,12 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "hook_plan.hpp"
 #include "qsweep/run/engine.hpp"
 #include "qsweep/run/signals.hpp"
 
@@ -18,6 +17,7 @@ namespace qsweep::run {
 namespace {
 
 using namespace std::chrono_literals;
+using qsweep::testing::Gate;
 
 std::vector<sweep::Task> tasks(std::size_t n) {
   std::vector<sweep::Task> batch(n);
@@ -72,49 +72,21 @@ TEST(Engine, ExceptionsBecomeFailedTasksAndTheBatchGoesOn) {
   EXPECT_EQ(finished[3].outcome.status, sweep::TaskStatus::done);
 }
 
-// A task that runs until the test opens the gate (or a minute passed, for a broken test), and
-// tells whether it was let go or gave up.
-struct Gate {
-  std::mutex mutex;
-  std::condition_variable changed;
-  bool entered = false;
-  bool open = false;
-  bool finished = false;
-
-  sweep::TaskOutcome pass() {
-    std::unique_lock lock(mutex);
-    entered = true;
-    changed.notify_all();
-    changed.wait_for(lock, std::chrono::minutes(1), [&] { return open; });
-    finished = true;
-    return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0, {}};
-  }
-  void wait_entered() {
-    std::unique_lock lock(mutex);
-    changed.wait(lock, [&] { return entered; });
-  }
-  void let_go() {
-    {
-      std::lock_guard lock(mutex);
-      open = true;
-    }
-    changed.notify_all();
-  }
-  bool task_finished() {
-    std::lock_guard lock(mutex);
-    return finished;
-  }
-};
+// A task that runs until the test opens the gate.
+sweep::TaskOutcome done_at(Gate& gate) {
+  gate.pass();
+  return done_after(0ms);
+}
 
 TEST(Engine, WaitTimesOutWhileATaskRuns) {
   auto gate = std::make_shared<Gate>();
-  Engine engine([gate](const sweep::Task&) { return gate->pass(); }, 0);
+  Engine engine([gate](const sweep::Task&) { return done_at(*gate); }, 0);
   engine.start(tasks(1));
   gate->wait_entered();
   EXPECT_FALSE(engine.wait(std::chrono::microseconds(20'000)));
   EXPECT_THROW(engine.take(), std::logic_error);
   EXPECT_THROW(engine.start(tasks(1)), std::logic_error);
-  gate->let_go();
+  gate->open();
   while (!engine.wait(std::chrono::microseconds(100'000))) {
   }
   EXPECT_EQ(engine.take().size(), 1u);
@@ -125,18 +97,18 @@ TEST(Engine, AbandonKeepsWhatFinishedAndDoesNotWaitForTheRest) {
   // with task 10 while task 11 is still running.
   auto gate = std::make_shared<Gate>();
   Engine engine(
-      [gate](const sweep::Task& task) { return task.id == 10 ? done_after(0ms) : gate->pass(); },
+      [gate](const sweep::Task& task) { return task.id == 10 ? done_after(0ms) : done_at(*gate); },
       0);
   engine.start(tasks(3));
   gate->wait_entered();  // task 11 is running now
   const auto finished = engine.abandon();
-  EXPECT_FALSE(gate->task_finished());  // the abandon did not wait for it
+  EXPECT_FALSE(gate->passed_through());  // the abandon did not wait for it
   ASSERT_EQ(finished.size(), 1u);
   EXPECT_EQ(finished[0].id, 10u);
   EXPECT_TRUE(engine.left_task_running());
   EXPECT_FALSE(engine.busy());
   EXPECT_THROW(engine.start(tasks(1)), std::logic_error);
-  gate->let_go();
+  gate->open();
 }
 
 TEST(Engine, AbandonBetweenBatchesJoinsTheThread) {

@@ -101,15 +101,26 @@ TEST_F(MpiRanks, ADedicatedCoordinatorComputesNothing) {
 
 TEST_F(MpiRanks, AWorkerThatIsToldToStopStopsEveryone) {
   // Only the rank that runs task 120 gets SIGTERM (as a kill of one process would): it stops
-  // at once and asks rank 0 to stop the rest. Then a resume on all ranks finishes the file.
+  // at once and asks rank 0 to stop the rest. Task 120 and every later task wait at a gate
+  // (one per rank) that stays shut during the run, so no rank can finish the sweep or get past
+  // the gate unless it was told to stop: every rank must return, and none of those tasks is
+  // done. Then a resume on all ranks finishes the file.
   const sweep::Plan plan = hook_plan(400, "worker-stop", 0.0);
-  const RunResult stopped = run_plan(world_, plan, options_, hook(2ms, {}, SIGTERM, 120, 1000ms));
+  const auto gate = std::make_shared<qsweep::testing::Gate>();
+  const RunResult stopped =
+      run_plan(world_, plan, options_, qsweep::testing::signal_then_gate(SIGTERM, 120, gate));
+  // A task at this rank's gate (if one got there) was abandoned, not waited for.
+  EXPECT_FALSE(gate->passed_through()) << "rank " << world_.rank();
+  gate->open();
   EXPECT_EQ(stopped.exit_code, exit_code::incomplete);
   if (world_.rank() == 0) {
     const store::ResultsReader reader(options_.output);
-    EXPECT_EQ(reader.statuses()[120], sweep::TaskStatus::pending);
+    const std::vector<sweep::TaskStatus> statuses = reader.statuses();
+    EXPECT_EQ(statuses[120], sweep::TaskStatus::pending);
     EXPECT_EQ(reader.attempts()[120], 1);
-    EXPECT_LT(stopped.counts.done, 400u);
+    for (std::uint64_t id = 120; id < statuses.size(); ++id)
+      EXPECT_EQ(statuses[id], sweep::TaskStatus::pending) << id;
+    EXPECT_LE(stopped.counts.done, 120u);
   }
   options_.resume = true;
   EXPECT_EQ(run_plan(world_, plan, options_, hook(0us)).exit_code, exit_code::ok);

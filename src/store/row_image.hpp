@@ -54,6 +54,7 @@ struct ColumnImage {
   std::vector<std::size_t> row_start;  // rows + 1 offsets into bytes
   std::vector<std::int64_t> counts;    // ragged columns only: real values per row (_count)
   std::span<const unsigned char> row(std::size_t i) const {
+    if (row_start[i + 1] == row_start[i]) return {};  // an empty row (maybe of empty bytes)
     return {bytes.data() + row_start[i], row_start[i + 1] - row_start[i]};
   }
 };

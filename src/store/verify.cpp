@@ -137,7 +137,7 @@ void read_task_rows(TaskDatasets& d, const H5Id& method_type, const H5Id& error_
 }
 
 bool same_bytes(std::span<const unsigned char> a, std::span<const unsigned char> b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
 
 }  // namespace

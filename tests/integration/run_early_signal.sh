@@ -32,7 +32,9 @@ signal_during_start_up() {
   [ -e opened ] || { kill_job; fail "rank 0 never opened the sweep file"; }
   if [ "$target" = ranks ] && [ "$ranks" -gt 1 ]; then
     # shellcheck disable=SC2046  # one pid per word
-    kill -"$signal" $(ps -o pid= --ppid "$JOB_PID")
+    kill -"$signal" $(job_ranks "$JOB_PID")
+  elif [ "$signal" = USR1 ] && [ "$ranks" -gt 1 ]; then
+    usr1_to_job "$JOB_PID"
   else
     kill -"$signal" "$JOB_PID"
   fi

@@ -27,18 +27,40 @@ def rss_kib(pid):
     return None
 
 
-def ranks_of(mpirun_pid):
+def children(pid):
     try:
-        with open(f"/proc/{mpirun_pid}/task/{mpirun_pid}/children") as f:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
             return [int(p) for p in f.read().split()]
     except OSError:
         return []
 
 
+def ranks_of(launcher_pid):
+    """The processes under the launcher that have none under them: the ranks (Open MPI's mpirun
+    starts them itself, MPICH's mpiexec through a hydra_pmi_proxy)."""
+    ranks, todo = [], children(launcher_pid)
+    while todo:
+        pid = todo.pop()
+        below = children(pid)
+        if below:
+            todo += below
+        else:
+            ranks.append(pid)
+    return ranks
+
+
+def mpi_launch(ranks):
+    """The launcher of the MPI qsweep is built with (QSWEEP_MPIEXEC, else mpirun) for RANKS ranks:
+    Open MPI needs --oversubscribe for more ranks than cores; MPICH's Hydra does it by default."""
+    mpiexec = os.environ.get("QSWEEP_MPIEXEC", "mpirun")
+    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    return [mpiexec, "-n", str(ranks)] + (["--oversubscribe"] if "Open MPI" in version else [])
+
+
 def main():
     ranks, max_per_task = int(sys.argv[1]), float(sys.argv[2])
     command = sys.argv[sys.argv.index("--") + 1:]
-    job = subprocess.Popen(["mpirun", "-n", str(ranks), "--oversubscribe"] + command,
+    job = subprocess.Popen(mpi_launch(ranks) + command,
                            stderr=subprocess.PIPE, text=True)
     samples = []  # (finished, total, {pid: rss KiB})
     for line in job.stderr:

@@ -30,7 +30,8 @@ def mpi_launch(ranks):
     Open MPI needs --oversubscribe for more ranks than cores; MPICH's Hydra does it by default."""
     mpiexec = os.environ.get("QSWEEP_MPIEXEC", "mpirun")
     version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-    return [mpiexec, "-n", str(ranks)] + (["--oversubscribe"] if "Open MPI" in version else [])
+    open_mpi = "Open MPI" in version or "OpenRTE" in version  # mpirun's words, mpiexec's
+    return [mpiexec, "-n", str(ranks)] + (["--oversubscribe"] if open_mpi else [])
 
 
 def run_sweep(name, args):

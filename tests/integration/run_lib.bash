@@ -74,7 +74,8 @@ expect_exit() {
 
 # Starts `mpirun ARGS...` in the background; JOB_PID is mpirun's pid.
 start_job() {
-  mpirun "$@" &
+  launch_command "$@"
+  "${LAUNCH[@]}" & # not the mpirun function: JOB_PID is the launcher's, not a subshell's
   JOB_PID=$!
 }
 

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/mpi/communicator.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -57,7 +56,7 @@ int main(int argc, char** argv) {
     options.output = (std::filesystem::temp_directory_path() /
                       ("qsweep-bench-dispatch-" + std::to_string(getppid()) + ".h5"))
                          .string();
-    const boost::mpi::communicator world;
+    const run::Comm world = run::Comm::world();
     const sweep::Plan plan = no_op_plan(tasks);
     double best_work = 1e300, best_total = 1e300;
     for (int r = 0; r < repeats; ++r) {

@@ -25,13 +25,22 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 import qsweep_results  # noqa: E402
 
 
+def mpi_launch(ranks):
+    """The launcher of the MPI qsweep is built with (QSWEEP_MPIEXEC, else mpirun) for RANKS ranks:
+    Open MPI needs --oversubscribe for more ranks than cores; MPICH's Hydra does it by default."""
+    mpiexec = os.environ.get("QSWEEP_MPIEXEC", "mpirun")
+    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    open_mpi = "Open MPI" in version or "OpenRTE" in version  # mpirun's words, mpiexec's
+    return [mpiexec, "-n", str(ranks)] + (["--oversubscribe"] if open_mpi else [])
+
+
 def run_sweep(name, args):
     sweep = os.path.join(REPO, "sweeps", f"{name}.yaml")
     output = os.path.join(args.results, f"{name}.h5")
     os.makedirs(args.results, exist_ok=True)
     command = [args.qsweep, "run", sweep, "-o", output, "--force"]
     if args.ranks > 1:
-        command = ["mpirun", "-n", str(args.ranks), "--oversubscribe"] + command
+        command = mpi_launch(args.ranks) + command
     env = dict(os.environ)
     if os.geteuid() == 0:  # Open MPI refuses root unless told (containers, CI)
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

@@ -1,5 +1,4 @@
 // qsweep run FILE [-o OUT] [--resume | --force]: the MPI sweep runner (see docs/running.md).
-#include <boost/mpi/communicator.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -48,7 +47,7 @@ int run_command(const RunArgs& args) {
     const std::string mislaunch = run::single_rank_mislaunch(mpi.size());
     if (!mislaunch.empty()) throw run::AgreedInputError(mislaunch);  // one rank: agreed
     run::TestHold::from_environment();  // a malformed testing hook stops the run before any file
-    const boost::mpi::communicator world;
+    const run::Comm world = run::Comm::world();
     const sweep::Plan plan = run::distribute_plan(world, args.file);
     const run::RunResult result = run::run_plan(world, plan, options);
     code = result.exit_code;

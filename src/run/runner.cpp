@@ -3,9 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/mpi/collectives/broadcast.hpp>
-#include <boost/mpi/exception.hpp>
-#include <boost/mpi/request.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
@@ -21,6 +18,7 @@
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/mpi.hpp"
 #include "qsweep/run/scheduler.hpp"
 #include "qsweep/run/signals.hpp"
 #include "qsweep/store/layout.hpp"
@@ -32,7 +30,6 @@
 namespace qsweep::run {
 namespace {
 
-namespace mpi = boost::mpi;
 using std::chrono::microseconds;
 
 // --- tuning -----------------------------------------------------------------------------------
@@ -91,30 +88,30 @@ Report not_run(const WorkOrder& order) { return empty_report(order.seq, order.ba
 // Non-blocking sends whose buffers live until the send completes.
 class Outbox {
  public:
-  explicit Outbox(const mpi::communicator& comm) : comm_(comm) {}
+  explicit Outbox(const Comm& comm) : comm_(comm) {}
   template <class T>
   void send(int dest, int tag, const T& value) {
     requests_.push_back(comm_.isend(dest, tag, value));
   }
   void poll() {
-    requests_.remove_if([](mpi::request& request) { return request.test().has_value(); });
+    requests_.remove_if([](SendRequest& request) { return request.test(); });
   }
   // Only at the end of a run: every message sent is received by protocol, so this is short.
   void wait_all() {
-    for (mpi::request& request : requests_) request.wait();
+    for (SendRequest& request : requests_) request.wait();
     requests_.clear();
   }
 
  private:
-  const mpi::communicator& comm_;
-  std::list<mpi::request> requests_;
+  const Comm& comm_;
+  std::list<SendRequest> requests_;
 };
 
 // --- agreement on input errors ----------------------------------------------------------------
 
 // Runs `check` on rank 0. An InputError it throws is rethrown on every rank, the same message.
 template <class Check>
-void agree_on_rank0(const mpi::communicator& comm, Check&& check) {
+void agree_on_rank0(const Comm& comm, Check&& check) {
   std::string error;
   if (comm.rank() == 0) {
     try {
@@ -124,7 +121,7 @@ void agree_on_rank0(const mpi::communicator& comm, Check&& check) {
       if (error.empty()) error = "bad input";
     }
   }
-  mpi::broadcast(comm, error, 0);
+  comm.broadcast(error, 0);
   if (!error.empty()) throw AgreedInputError(error);
 }
 
@@ -249,7 +246,7 @@ struct StartState {
 
 class Coordinator {
  public:
-  Coordinator(const mpi::communicator& comm, const sweep::Plan& plan, const RunOptions& options,
+  Coordinator(const Comm& comm, const sweep::Plan& plan, const RunOptions& options,
               StartState start, Workbench* local, const SignalWatch& signals)
       : comm_(comm),
         plan_(plan),
@@ -274,10 +271,9 @@ class Coordinator {
     Pause pause;
     for (;;) {
       bool event = false;
-      while (const boost::optional<mpi::status> status =
-                 comm_.iprobe(mpi::any_source, mpi::any_tag)) {
+      while (const std::optional<Envelope> envelope = comm_.iprobe()) {
         event = true;
-        receive(*status);
+        receive(*envelope);
       }
       if (local_ != nullptr) {
         if (std::optional<Report> report = local_->poll()) {
@@ -325,23 +321,17 @@ class Coordinator {
                        [](const Slot& slot) { return slot.outstanding.empty(); });
   }
 
-  void receive(const mpi::status& status) {
-    const int source = status.source();
-    switch (status.tag()) {
-      case kReport: {
-        Report report;
-        comm_.recv(source, kReport, report);
-        on_report(slot_of(source), report);
+  void receive(const Envelope& envelope) {
+    const int source = envelope.source;
+    switch (envelope.tag) {
+      case kReport:
+        on_report(slot_of(source), comm_.recv<Report>(envelope));
         break;
-      }
-      case kStopRequest: {
-        int mode = 0;
-        comm_.recv(source, kStopRequest, mode);
-        request_stop(static_cast<StopMode>(mode));
+      case kStopRequest:
+        request_stop(static_cast<StopMode>(comm_.recv<int>(envelope)));
         break;
-      }
       default:
-        throw std::logic_error("unexpected message tag " + std::to_string(status.tag()) +
+        throw std::logic_error("unexpected message tag " + std::to_string(envelope.tag) +
                                " from rank " + std::to_string(source));
     }
   }
@@ -434,7 +424,7 @@ class Coordinator {
   double work_seconds() const { return work_seconds_; }
 
  private:
-  const mpi::communicator& comm_;
+  const Comm& comm_;
   const sweep::Plan& plan_;
   const RunOptions& options_;
   const SignalWatch& signals_;
@@ -456,7 +446,7 @@ class Coordinator {
 
 // --- ranks > 0 --------------------------------------------------------------------------------
 
-void work(const mpi::communicator& comm, Workbench& bench, const SignalWatch& signals) {
+void work(const Comm& comm, Workbench& bench, const SignalWatch& signals) {
   Outbox outbox(comm);
   StopMode mode = StopMode::none;
   auto stop = [&](StopMode requested) {
@@ -467,12 +457,11 @@ void work(const mpi::communicator& comm, Workbench& bench, const SignalWatch& si
   Pause pause;
   for (bool finished = false; !finished;) {
     bool event = false;
-    while (const boost::optional<mpi::status> status = comm.iprobe(0, mpi::any_tag)) {
+    while (const std::optional<Envelope> envelope = comm.iprobe(0)) {
       event = true;
-      switch (status->tag()) {
+      switch (envelope->tag) {
         case kWork: {
-          WorkOrder order;
-          comm.recv(0, kWork, order);
+          WorkOrder order = comm.recv<WorkOrder>(*envelope);
           if (mode == StopMode::none) {
             bench.add(std::move(order));
           } else {
@@ -480,20 +469,15 @@ void work(const mpi::communicator& comm, Workbench& bench, const SignalWatch& si
           }
           break;
         }
-        case kStop: {
-          int requested = 0;
-          comm.recv(0, kStop, requested);
-          stop(static_cast<StopMode>(requested));
+        case kStop:
+          stop(static_cast<StopMode>(comm.recv<int>(*envelope)));
           break;
-        }
-        case kFinish: {
-          int unused = 0;
-          comm.recv(0, kFinish, unused);
+        case kFinish:
+          comm.recv<int>(*envelope);
           finished = true;
           break;
-        }
         default:
-          throw std::logic_error("unexpected message tag " + std::to_string(status->tag()) +
+          throw std::logic_error("unexpected message tag " + std::to_string(envelope->tag) +
                                  " from rank 0");
       }
     }
@@ -610,10 +594,10 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
 }
 
 // Runs the plan's remaining tasks (`start`, on rank 0) into the results file at `path`.
-RunResult run_file(const mpi::communicator& comm, const sweep::Plan& plan,
+RunResult run_file(const Comm& comm, const sweep::Plan& plan,
                    const store::Layout& layout, const std::string& path, const RunOptions& options,
                    StartState start, const SignalWatch& signals, const TaskFunction& run_task) {
-  store::ResultsFile file(path, plan, layout, comm);
+  store::ResultsFile file(path, plan, layout, comm.handle());
   RunResult result;
   const bool computes = comm.rank() != 0 || comm.size() == 1 || !options.dedicated_coordinator;
   std::optional<Workbench> bench;
@@ -628,27 +612,27 @@ RunResult run_file(const mpi::communicator& comm, const sweep::Plan& plan,
     } else {
       work(comm, *bench, signals);
     }
-  } catch (const mpi::exception& e) {
-    // Boost names the MPI call; add which rank of which communicator.
+  } catch (const MpiError& e) {
+    // The message names the MPI call; add which rank of which communicator.
     throw Error(std::string(e.what()) + " (rank " + std::to_string(comm.rank()) + " of " +
                 std::to_string(comm.size()) + ", the run's communicator)");
   }
   result.left_task_running = bench && bench->left_task_running();
   bench.reset();  // joins the compute thread (or leaves an abandoned task behind)
   file.close();
-  mpi::broadcast(comm, result.exit_code, 0);
+  comm.broadcast(result.exit_code, 0);
   return result;
 }
 
 }  // namespace
 
-sweep::Plan distribute_plan(const mpi::communicator& comm, const std::string& path) {
+sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
   // Rank 0 reads the file and every rank parses the text at the same time: parsing is most of the
   // start-up of a big sweep, and a parsed plan broadcast instead costs half a parse more
   // (serialising and deserialising it; docs/running.md, "Performance").
   std::string text;
   agree_on_rank0(comm, [&] { text = sweep::read_sweep_text(path); });
-  mpi::broadcast(comm, text, 0);
+  comm.broadcast(text, 0);
   sweep::Plan plan;
   std::string error;
   try {
@@ -659,14 +643,14 @@ sweep::Plan distribute_plan(const mpi::communicator& comm, const std::string& pa
   }
   // Every rank parsed the same text; rank 0's verdict is the one reported, once.
   std::string rank0_error = error;
-  mpi::broadcast(comm, rank0_error, 0);
+  comm.broadcast(rank0_error, 0);
   if (!rank0_error.empty()) throw AgreedInputError(rank0_error);
   if (!error.empty()) {
     throw Error("rank " + std::to_string(comm.rank()) + " could not parse " + path +
                 ", which rank 0 parsed: " + error);
   }
   std::string hash = plan.hash;
-  mpi::broadcast(comm, hash, 0);
+  comm.broadcast(hash, 0);
   if (hash != plan.hash) {
     throw Error("rank " + std::to_string(comm.rank()) + " expanded " + path +
                 " to a different plan than rank 0");
@@ -674,11 +658,10 @@ sweep::Plan distribute_plan(const mpi::communicator& comm, const std::string& pa
   return plan;
 }
 
-RunResult run_plan(const mpi::communicator& world, const sweep::Plan& plan,
-                   const RunOptions& options, const TaskFunction& run_task) {
-  // The run's own communicator: its messages never meet anyone else's.
-  const mpi::communicator comm(world, mpi::comm_duplicate);
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions& options,
+                   const TaskFunction& run_task) {
+  // The run's own communicator (MPI_ERRORS_RETURN): its messages never meet anyone else's.
+  const Comm comm = world.duplicate();
   const SignalWatch signals;
 
   std::string path;
@@ -706,12 +689,12 @@ RunResult run_plan(const mpi::communicator& world, const sweep::Plan& plan,
     }
     start = read_start(plan, layout, path, create);
   });
-  mpi::broadcast(comm, path, 0);
-  mpi::broadcast(comm, create, 0);
+  comm.broadcast(path, 0);
+  comm.broadcast(create, 0);
 
   if (create) {
     store::ResultsFile::create(path, plan, layout,
-                               store::Provenance::now(options.command_line, comm.size()), comm);
+                               store::Provenance::now(options.command_line, comm.size()), comm.handle());
   }
   try {
     return run_file(comm, plan, layout, path, options, std::move(start), signals, run_task);

@@ -17,6 +17,11 @@ if ! "$python" -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
   exit 77
 fi
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# The launcher of the MPI qsweep is built with (tests/CMakeLists.txt sets QSWEEP_MPIEXEC): Open
+# MPI needs --oversubscribe for more ranks than cores, MPICH's Hydra does it by default.
+mpiexec=${QSWEEP_MPIEXEC:-mpirun}
+oversubscribe=()
+if "$mpiexec" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then oversubscribe=(--oversubscribe); fi
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -34,7 +39,7 @@ done
 grep 'ran in' "$work/make_figures.log"
 
 # Any results file, any figure: the cluster-sized random-regular figure on a small file.
-mpirun -n 2 --oversubscribe "$qsweep" run "$source_dir/tests/integration/figures_random_regular_ci.yaml" \
+"$mpiexec" -n 2 "${oversubscribe[@]}" "$qsweep" run "$source_dir/tests/integration/figures_random_regular_ci.yaml" \
   -o "$work/results/random-regular-ci.h5" >/dev/null 2>&1
 "$python" "$source_dir/python/make_figures.py" "$work/results/random-regular-ci.h5" \
   --figure random-regular >/dev/null
@@ -50,7 +55,7 @@ mkdir "$work/walk"
 (
   cd "$work/walk"
   "$qsweep" plan "$source_dir/sweeps/paper-redundancy-fig4-occupancy.yaml" >/dev/null
-  mpirun -n 2 --oversubscribe "$qsweep" run "$source_dir/sweeps/paper-redundancy-fig4-occupancy.yaml" \
+  "$mpiexec" -n 2 "${oversubscribe[@]}" "$qsweep" run "$source_dir/sweeps/paper-redundancy-fig4-occupancy.yaml" \
     >/dev/null 2>&1
   "$qsweep" status results/paper-redundancy-fig4-occupancy.h5 | grep -Eq '^all +8 +8 +0 +0 +0$'
   "$python" "$source_dir/python/make_figures.py" results/paper-redundancy-fig4-occupancy.h5 >/dev/null

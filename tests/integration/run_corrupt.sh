@@ -23,7 +23,7 @@ for round in 1 2 3 4 5 6 7 8; do
   hold_tasks hold "${held[@]}"
   start_job -n 2 --oversubscribe "$QSWEEP" run "$sweep" -o half.h5 --quiet --resume 2>/dev/null
   wait_started "$JOB_PID"
-  kill -TERM $(ps -o pid= --ppid "$JOB_PID")
+  kill -TERM $(job_ranks "$JOB_PID")
   rc=0
   wait "$JOB_PID" || rc=$?
   [ "$rc" -eq 4 ] || fail "the stopped run exited with $rc, expected 4"

@@ -24,15 +24,17 @@ signal_during_start_up() {
   local writer=$!
   if [ "$ranks" -eq 1 ]; then
     "$QSWEEP" run sweep.fifo -o "$out" 2>early.log &
+    JOB_PID=$!
   else
-    mpirun -n "$ranks" --oversubscribe "$QSWEEP" run sweep.fifo -o "$out" 2>early.log &
+    start_job -n "$ranks" --oversubscribe "$QSWEEP" run sweep.fifo -o "$out" 2>early.log
   fi
-  JOB_PID=$!
   for _ in $(seq 1 1200); do [ -e opened ] && break; sleep 0.05; done
   [ -e opened ] || { kill_job; fail "rank 0 never opened the sweep file"; }
   if [ "$target" = ranks ] && [ "$ranks" -gt 1 ]; then
     # shellcheck disable=SC2046  # one pid per word
-    kill -"$signal" $(ps -o pid= --ppid "$JOB_PID")
+    kill -"$signal" $(job_ranks "$JOB_PID")
+  elif [ "$signal" = USR1 ] && [ "$ranks" -gt 1 ]; then
+    usr1_to_job "$JOB_PID"
   else
     kill -"$signal" "$JOB_PID"
   fi

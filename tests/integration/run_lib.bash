@@ -15,7 +15,7 @@ end_jobs() {
   local pid
   for pid in $(jobs -pr); do
     # shellcheck disable=SC2046
-    kill -9 "$pid" $(ps -o pid= --ppid "$pid" || true) 2>/dev/null || true
+    kill -9 "$pid" $(descendants "$pid" || true) 2>/dev/null || true
   done
 }
 trap 'stop_releasing; end_jobs; rm -rf "$WORK"' EXIT
@@ -28,6 +28,34 @@ fail() {
 }
 # shellcheck source=tests/integration/hold_lib.bash
 source "$SOURCE_DIR/tests/integration/hold_lib.bash"
+
+# `mpirun` in these scripts is the launcher of the MPI qsweep is built with: QSWEEP_MPIEXEC
+# (tests/CMakeLists.txt sets it), else the mpirun on PATH. The scripts give Open MPI's flags; for
+# MPICH's Hydra, which oversubscribes and passes the whole environment to every rank by default
+# and knows neither flag, --oversubscribe, -x VAR and --mca NAME VALUE are left out.
+export QSWEEP_MPIEXEC=${QSWEEP_MPIEXEC:-$(type -P mpirun)}
+MPIEXEC=$QSWEEP_MPIEXEC
+if "$MPIEXEC" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then MPI_FAMILY=openmpi; else MPI_FAMILY=mpich; fi
+# launch_command ARGS... sets LAUNCH to that command (for `timeout "${LAUNCH[@]}"`).
+launch_command() {
+  LAUNCH=("$MPIEXEC")
+  if [ "$MPI_FAMILY" = openmpi ]; then
+    LAUNCH+=("$@")
+    return
+  fi
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --oversubscribe) shift ;;
+      -x) shift 2 ;;
+      --mca) shift 3 ;;
+      *) LAUNCH+=("$1"); shift ;;
+    esac
+  done
+}
+mpirun() {
+  launch_command "$@"
+  "${LAUNCH[@]}"
+}
 
 # mpirun with RANKS ranks (more ranks than cores is fine: --oversubscribe).
 mpi() {
@@ -46,15 +74,46 @@ expect_exit() {
 
 # Starts `mpirun ARGS...` in the background; JOB_PID is mpirun's pid.
 start_job() {
-  mpirun "$@" &
+  launch_command "$@"
+  "${LAUNCH[@]}" & # not the mpirun function: JOB_PID is the launcher's, not a subshell's
   JOB_PID=$!
 }
 
-# kill -9 of the whole job at once: mpirun and its ranks (Open MPI gives each rank a process
-# group of its own, so the ranks are found as mpirun's children, by pid).
+# The processes under PID, at any depth (Open MPI's ranks are mpirun's children; MPICH's are
+# children of a hydra_pmi_proxy under mpiexec).
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1"); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+# The ranks of the job under launcher PID: the processes under it with none under them.
+job_ranks() {
+  local pid
+  for pid in $(descendants "$1"); do
+    [ -n "$(ps -o pid= --ppid "$pid")" ] || echo "$pid"
+  done
+}
+
+# SIGUSR1 "to the launcher" (SLURM's walltime warning): Open MPI's mpirun forwards it to every
+# rank; MPICH's Hydra mpiexec does not (it dies of it and leaves the ranks running), so there it
+# goes to the ranks, as srun or SLURM without --signal=B: send it.
+usr1_to_job() {
+  if [ "$MPI_FAMILY" = openmpi ]; then
+    kill -USR1 "$1"
+  else
+    # shellcheck disable=SC2046  # one pid per word
+    kill -USR1 $(job_ranks "$1")
+  fi
+}
+
+# kill -9 of the whole job at once: mpirun and every process under it (Open MPI gives each rank a
+# process group of its own, so they are found by parent pid).
 kill_job() {
   local ranks
-  ranks=$(ps -o pid= --ppid "$JOB_PID" | tr '\n' ' ')
+  ranks=$(descendants "$JOB_PID" | tr '\n' ' ')
   # shellcheck disable=SC2086
   kill -9 "$JOB_PID" $ranks 2>/dev/null || true
   wait "$JOB_PID" 2>/dev/null || true

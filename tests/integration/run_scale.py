@@ -33,12 +33,35 @@ def rss_kib(pid):
     return None
 
 
-def ranks_of(mpirun_pid):
+def children(pid):
     try:
-        with open(f"/proc/{mpirun_pid}/task/{mpirun_pid}/children") as f:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
             return [int(p) for p in f.read().split()]
     except OSError:
         return []
+
+
+def ranks_of(launcher_pid):
+    """The processes under the launcher that have none under them: the ranks (Open MPI's mpirun
+    starts them itself, MPICH's mpiexec through a hydra_pmi_proxy)."""
+    ranks, todo = [], children(launcher_pid)
+    while todo:
+        pid = todo.pop()
+        below = children(pid)
+        if below:
+            todo += below
+        else:
+            ranks.append(pid)
+    return ranks
+
+
+def mpi_launch(ranks):
+    """The launcher of the MPI qsweep is built with (QSWEEP_MPIEXEC, else mpirun) for RANKS ranks:
+    Open MPI needs --oversubscribe for more ranks than cores; MPICH's Hydra does it by default."""
+    mpiexec = os.environ.get("QSWEEP_MPIEXEC", "mpirun")
+    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    open_mpi = "Open MPI" in version or "OpenRTE" in version  # mpirun's words, mpiexec's
+    return [mpiexec, "-n", str(ranks)] + (["--oversubscribe"] if open_mpi else [])
 
 
 HOLD_EARLY, HOLD_LATE = 20000, 90000
@@ -60,7 +83,7 @@ def main():
     os.mkfifo(release)
     announcements = os.open(started, os.O_RDWR)  # never sees end of file
     env = dict(os.environ, QSWEEP_TEST_HOLD=f"{hold}:{HOLD_EARLY},{HOLD_LATE}")
-    job = subprocess.Popen(["mpirun", "-n", str(ranks), "--oversubscribe"] + command, env=env)
+    job = subprocess.Popen(mpi_launch(ranks) + command, env=env)
     samples = []  # (finished, {pid: rss KiB})
     try:
         for _ in (HOLD_EARLY, HOLD_LATE):

@@ -2,8 +2,6 @@
 // under mpirun with the MpiRanks.* tests, which skip when the program runs as a singleton.
 #include <gtest/gtest.h>
 
-#include <boost/mpi/collectives/broadcast.hpp>
-#include <boost/mpi/communicator.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -24,11 +22,15 @@ using qsweep::testing::hook_plan;
 
 TEST(MpiLauncher, ThreeRanks) {
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  // This process is an MPI singleton: its OMPI_/PMIX_ variables would confuse a new mpirun.
+  // This process is an MPI singleton: its OMPI_/PMI_/PMIX_ variables would confuse a new
+  // launcher. Open MPI needs --oversubscribe for more ranks than cores (MPICH's Hydra does it by
+  // default).
+  const std::string oversubscribe =
+      std::string(QSWEEP_MPI_FAMILY) == "openmpi" ? " --oversubscribe " : " ";
   const std::string command =
-      "env $(env | grep -oE '^(OMPI|PMIX|OPAL|ORTE)[A-Za-z0-9_]*' | sed 's/^/-u /') "
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 3 --oversubscribe " +
-      self + " --gtest_filter='MpiRanks.*' > mpi_ranks.log 2>&1";
+      "env $(env | grep -oE '^(OMPI|PMI|PMIX|OPAL|ORTE)[A-Za-z0-9_]*' | sed 's/^/-u /') "
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " QSWEEP_MPIEXEC " -n 3" +
+      oversubscribe + self + " --gtest_filter='MpiRanks.*' > mpi_ranks.log 2>&1";
   const int status = std::system(command.c_str());
   EXPECT_EQ(status, 0) << "see mpi_ranks.log in the test's working directory";
 }
@@ -45,7 +47,7 @@ class MpiRanks : public ::testing::Test {
                 .string();
       fs::remove_all(dir);
     }
-    boost::mpi::broadcast(world_, dir, 0);
+    world_.broadcast(dir, 0);
     dir_ = dir;
     options_.output = (dir_ / "out.h5").string();
     options_.progress_seconds = -1;
@@ -55,7 +57,7 @@ class MpiRanks : public ::testing::Test {
     if (world_.rank() == 0 && !dir_.empty()) fs::remove_all(dir_);
   }
 
-  boost::mpi::communicator world_;
+  Comm world_ = Comm::world();
   fs::path dir_;
   RunOptions options_;
 };

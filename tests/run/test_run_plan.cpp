@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <boost/mpi/communicator.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -54,7 +53,7 @@ class RunPlanTest : public ::testing::Test {
     return by_id;
   }
 
-  boost::mpi::communicator world_;
+  Comm world_ = Comm::world();
   fs::path dir_;
   RunOptions options_;
 };

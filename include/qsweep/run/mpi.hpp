@@ -1,8 +1,30 @@
 #pragma once
-// The MPI session of a process: the one RAII owner of MPI_Init/MPI_Finalize.
+// MPI for the run layer, over the MPI C API only (so that one source builds against Open MPI and
+// the MPICH family): the session (MPI_Init/MPI_Finalize), a communicator and a pending send, each
+// the RAII owner of its handle. Messages carry values serialised with a Boost binary archive and
+// travel as MPI_BYTE (the ranks of a job run the same binary on the same architecture).
+#include <mpi.h>
+
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
+#include <boost/serialization/string.hpp>
+#include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 
+#include "qsweep/common/error.hpp"
+
 namespace qsweep::run {
+
+// A failed MPI call; the message names the call.
+class MpiError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Throws MpiError "CALL failed: MPI's text" unless `result` is MPI_SUCCESS.
+void check_mpi(int result, const char* call);
 
 class MpiSession {
  public:
@@ -26,6 +48,106 @@ class MpiSession {
   int rank_ = 0;
   int size_ = 1;
   bool finalized_ = false;
+};
+
+// --- serialised values --------------------------------------------------------------------------
+
+template <class T>
+std::string to_bytes(const T& value) {
+  std::ostringstream out;
+  {
+    boost::archive::binary_oarchive archive(out, boost::archive::no_header);
+    archive << value;
+  }
+  return std::move(out).str();
+}
+
+template <class T>
+T from_bytes(std::string bytes) {
+  std::istringstream in(std::move(bytes));
+  boost::archive::binary_iarchive archive(in, boost::archive::no_header);
+  T value{};
+  archive >> value;
+  return value;
+}
+
+// A non-blocking send of serialised bytes, which it owns until the send completes.
+class SendRequest {
+ public:
+  SendRequest(std::unique_ptr<const std::string> bytes, MPI_Request request)
+      : bytes_(std::move(bytes)), request_(request) {}
+  SendRequest(SendRequest&& other) noexcept;
+  SendRequest& operator=(SendRequest&&) = delete;
+  SendRequest(const SendRequest&) = delete;
+  // A send still pending (only on an error path, which ends the job) is freed, not waited for;
+  // its bytes are left allocated, as MPI may still read them. Never throws.
+  ~SendRequest();
+
+  bool test();  // true once the send is complete
+  void wait();
+
+ private:
+  std::unique_ptr<const std::string> bytes_;  // on the heap: its address survives a move
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+// A message waiting to be received (from iprobe).
+struct Envelope {
+  int source = 0;
+  int tag = 0;
+  int bytes = 0;
+};
+
+// A communicator: MPI_COMM_WORLD (not owned) or a duplicate, owned and freed with it.
+class Comm {
+ public:
+  static Comm world() { return Comm(MPI_COMM_WORLD, false); }
+  Comm(Comm&& other) noexcept : handle_(other.handle_), owned_(other.owned_) {
+    other.owned_ = false;
+  }
+  Comm& operator=(Comm&&) = delete;
+  Comm(const Comm&) = delete;
+  ~Comm();  // MPI_Comm_free if owned; never throws
+
+  // A communicator of its own, with MPI_ERRORS_RETURN: its messages never meet anyone else's.
+  Comm duplicate() const;
+
+  MPI_Comm handle() const { return handle_; }
+  int rank() const;
+  int size() const;
+  void barrier() const;
+
+  // Collective: `value` of `root` on every rank.
+  template <class T>
+  void broadcast(T& value, int root) const {
+    std::string bytes;
+    if (rank() == root) bytes = to_bytes(value);
+    broadcast_bytes(bytes, root);
+    if (rank() != root) value = from_bytes<T>(std::move(bytes));
+  }
+
+  template <class T>
+  SendRequest isend(int dest, int tag, const T& value) const {
+    return isend_bytes(dest, tag, std::make_unique<const std::string>(to_bytes(value)));
+  }
+
+  // The next message from `source` with `tag` (or any), if one has arrived.
+  std::optional<Envelope> iprobe(int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) const;
+
+  // Receives the message that iprobe returned.
+  template <class T>
+  T recv(const Envelope& envelope) const {
+    return from_bytes<T>(recv_bytes(envelope));
+  }
+
+ private:
+  Comm(MPI_Comm handle, bool owned) : handle_(handle), owned_(owned) {}
+  void broadcast_bytes(std::string& bytes, int root) const;
+  SendRequest isend_bytes(int dest, int tag, std::unique_ptr<const std::string> bytes) const;
+  std::string recv_bytes(const Envelope& envelope) const;
+
+  MPI_Comm handle_;
+  bool owned_;
 };
 
 }  // namespace qsweep::run

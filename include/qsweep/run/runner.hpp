@@ -2,11 +2,11 @@
 // `qsweep run`: rank 0 coordinates (and, by default, also computes on a thread of its own), the
 // other ranks work. Dynamic scheduling, biggest estimated cost first, small tasks batched; every
 // rank writes the rows of the tasks it ran into the shared results file. See docs/running.md.
-#include <boost/mpi/communicator.hpp>
 #include <string>
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/run/engine.hpp"
+#include "qsweep/run/mpi.hpp"
 #include "qsweep/run/progress.hpp"
 #include "qsweep/sweep/plan.hpp"
 
@@ -44,13 +44,13 @@ class AgreedInputError : public InputError {
 
 // Rank 0 reads the sweep file, every rank parses and validates the text (at the same time).
 // Throws AgreedInputError for a bad file (rank 0's message, the same on every rank).
-sweep::Plan distribute_plan(const boost::mpi::communicator& comm, const std::string& path);
+sweep::Plan distribute_plan(const Comm& comm, const std::string& path);
 
 // Collective: runs `plan` (the same on every rank) into the results file. Throws
 // AgreedInputError for an output that may not be written (exists without --resume/--force, or
 // holds another plan); any other exception means this rank failed and the caller must end the
 // job with MpiSession::abort.
-RunResult run_plan(const boost::mpi::communicator& comm, const sweep::Plan& plan,
+RunResult run_plan(const Comm& comm, const sweep::Plan& plan,
                    const RunOptions& options, const TaskFunction& run_task = sweep::execute);
 
 }  // namespace qsweep::run

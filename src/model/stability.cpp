@@ -25,7 +25,8 @@ bool size_symmetric(FamilyKind kind) {
 double subset_mass(const Family& family, int u) {
   const int N = family.num_servers();
   switch (family.kind()) {
-    case FamilyKind::independent: return static_cast<double>(u) / N;
+    case FamilyKind::independent:
+      return static_cast<double>(u) / N;
     case FamilyKind::singletons_full: {
       const double eps = family.params().eps;
       return u == N ? 1.0 : u * (N - 1 - eps) / (N * (N - 1.0));
@@ -175,7 +176,8 @@ StabilityReport min_cut_check(const Family& family, const std::vector<double>& s
   const double inflated = L * (1.0 + kInflate);
   for (int t = 0; t < T; ++t) {
     net.add_edge(source, first_type + t, inflated * probs[static_cast<std::size_t>(t)]);
-    for (int s : types[static_cast<std::size_t>(t)]) net.add_edge(first_type + t, first_server + s, big);
+    for (int s : types[static_cast<std::size_t>(t)])
+      net.add_edge(first_type + t, first_server + s, big);
   }
   for (int n = 0; n < N; ++n)
     net.add_edge(first_server + n, sink, n == excluded ? big : speeds[static_cast<std::size_t>(n)]);
@@ -190,7 +192,8 @@ StabilityReport min_cut_check(const Family& family, const std::vector<double>& s
   double mass = 0.0;
   for (int t = 0; t < T; ++t) {
     const auto& S = types[static_cast<std::size_t>(t)];
-    if (std::all_of(S.begin(), S.end(), [&](int s) { return side[static_cast<std::size_t>(first_server + s)]; }))
+    if (std::all_of(S.begin(), S.end(),
+                    [&](int s) { return side[static_cast<std::size_t>(first_server + s)]; }))
       mass += probs[static_cast<std::size_t>(t)];
   }
   double mu = 0.0;
@@ -201,25 +204,13 @@ StabilityReport min_cut_check(const Family& family, const std::vector<double>& s
   return report;
 }
 
-std::string set_text(const std::vector<int>& set) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    if (i) s += ",";
-    if (i == 8 && set.size() > 12) {
-      s += fmt::format("... {} servers in all", set.size());
-      break;
-    }
-    s += std::to_string(set[i] + 1);
-  }
-  return s + "}";
-}
-
 }  // namespace
 
 std::string StabilityReport::describe() const {
   if (ok) return "stable";
-  return fmt::format("servers {}: service rate minus arrival rate of the types they alone serve is {:.6g} <= 0",
-                     set_text(violating_set), slack);
+  return fmt::format(
+      "servers {}: service rate minus arrival rate of the types they alone serve is {:.6g} <= 0",
+      set_text(violating_set), slack);
 }
 
 StabilityReport check_stability(const System& system) {
@@ -242,6 +233,19 @@ StabilityReport check_local_stability(const Family& family, const std::vector<do
     if (!report.ok) return report;
   }
   return {};
+}
+
+std::string set_text(const std::vector<int>& set) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    if (i) s += ",";
+    if (i == 8 && set.size() > 12) {
+      s += fmt::format("... {} servers in all", set.size());
+      break;
+    }
+    s += std::to_string(set[i] + 1);
+  }
+  return s + "}";
 }
 
 }  // namespace qsweep::model

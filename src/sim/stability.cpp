@@ -22,19 +22,6 @@ constexpr double kMaxSampledSets = 1e5;
 
 std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 
-std::string set_text(const std::vector<int>& set) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    if (i) s += ",";
-    if (i == 8 && set.size() > 12) {
-      s += fmt::format("... {} servers in all", set.size());
-      break;
-    }
-    s += std::to_string(set[i] + 1);
-  }
-  return s + "}";
-}
-
 PolicyStability overloaded(std::string_view policy, const std::vector<int>& set, double rate,
                            double capacity) {
   const std::string text =
@@ -42,7 +29,7 @@ PolicyStability overloaded(std::string_view policy, const std::vector<int>& set,
           ? fmt::format("{}: server {} gets jobs at rate {:.6g} >= its service rate {:.6g}", policy,
                         set[0] + 1, rate, capacity)
           : fmt::format("{}: servers {} get jobs at rate {:.6g} >= their service rate {:.6g}",
-                        policy, set_text(set), rate, capacity);
+                        policy, model::set_text(set), rate, capacity);
   return {false, text, ""};
 }
 

@@ -24,6 +24,9 @@ struct StabilityReport {
 // A relative tolerance of 1e-12 counts boundary cases as unstable.
 StabilityReport check_stability(const System& system);
 
+// A server set (0-based indices) as the messages print it: 1-based, the first few of a big set.
+std::string set_text(const std::vector<int>& set);
+
 // Eq. (5): sum_{S subset U} p_S < mu(U) / (N * mean speed) for every non-empty strict subset U.
 StabilityReport check_local_stability(const Family& family, const std::vector<double>& speeds);
 

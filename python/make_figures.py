@@ -23,15 +23,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 
 import qsweep_results  # noqa: E402
-
-
-def mpi_launch(ranks):
-    """The launcher of the MPI qsweep is built with (QSWEEP_MPIEXEC, else mpirun) for RANKS ranks:
-    Open MPI needs --oversubscribe for more ranks than cores; MPICH's Hydra does it by default."""
-    mpiexec = os.environ.get("QSWEEP_MPIEXEC", "mpirun")
-    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-    open_mpi = "Open MPI" in version or "OpenRTE" in version  # mpirun's words, mpiexec's
-    return [mpiexec, "-n", str(ranks)] + (["--oversubscribe"] if open_mpi else [])
+from qsweep_results.launch import mpi_launch  # noqa: E402
 
 
 def run_sweep(name, args):

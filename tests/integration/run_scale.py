@@ -22,6 +22,9 @@ import tempfile
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from qsweep_results.launch import mpi_launch  # noqa: E402
+
 def rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -53,15 +56,6 @@ def ranks_of(launcher_pid):
         else:
             ranks.append(pid)
     return ranks
-
-
-def mpi_launch(ranks):
-    """The launcher of the MPI qsweep is built with (QSWEEP_MPIEXEC, else mpirun) for RANKS ranks:
-    Open MPI needs --oversubscribe for more ranks than cores; MPICH's Hydra does it by default."""
-    mpiexec = os.environ.get("QSWEEP_MPIEXEC", "mpirun")
-    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-    open_mpi = "Open MPI" in version or "OpenRTE" in version  # mpirun's words, mpiexec's
-    return [mpiexec, "-n", str(ranks)] + (["--oversubscribe"] if open_mpi else [])
 
 
 HOLD_EARLY, HOLD_LATE = 20000, 90000

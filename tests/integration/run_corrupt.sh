@@ -15,11 +15,13 @@ echo "trials from QSWEEP_CORRUPT_SEED=$seed"
 mpi 2 "$QSWEEP" run "$sweep" -o reference.h5 --quiet
 read -ra all_tasks <<<"$(task_ids reference.h5)"
 
-# A half-done file: hold a few random tasks, stop once one started; repeat (resuming) until at
-# least a third of the tasks are finished and some are not.
+# A half-done file: hold a few random tasks that are still to run (a finished one would never
+# start, and the run could end before a held task did), stop once one started; repeat (resuming)
+# until at least a third of the tasks are finished and some are not.
+unfinished=("${all_tasks[@]}")
 for round in 1 2 3 4 5 6 7 8; do
   held=()
-  for _ in 1 2; do held+=("${all_tasks[RANDOM % ${#all_tasks[@]}]}"); done
+  for _ in 1 2; do held+=("${unfinished[RANDOM % ${#unfinished[@]}]}"); done
   hold_tasks hold "${held[@]}"
   start_job -n 2 --oversubscribe "$QSWEEP" run "$sweep" -o half.h5 --quiet --resume 2>/dev/null
   wait_started "$JOB_PID"

@@ -206,7 +206,7 @@ double symmetric_transitions(const model::System& system) {
 }
 
 // Symmetric engine: the chain's moves (to, class, rate, log rate: 24 B each) filled by
-// push_back, so up to twice their bytes while the list grows (grown_vector_peak; 6.4 GB for
+// push_back, so up to twice their bytes while the list grows (grown_vector_peak; 6.1 GiB for
 // complete d = 30, N = 5e6, as measured), and `first` (8 B per size, grown likewise). Once built:
 // the moves, and per size ln F, d, a Mixture (4 doubles), ln H and cur / next of the
 // distribution: 72 B. With per_type and at most kMaxListedTypes types on N <= 64 the types are

@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "memory_option.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/memory.hpp"
 #include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/execute.hpp"
 #include "qsweep/sweep/plan.hpp"
@@ -20,6 +22,12 @@ struct EvalArgs {
   std::vector<std::pair<std::string, CLI::Option*>> keys;  // flag name -> option
   std::vector<std::string> values;                         // storage, one per key
   bool json = false;
+  std::string max_task_memory;
+};
+
+// The task's memory: estimated (beyond the process before it) and the process's measured peak.
+struct Memory {
+  double estimated = 0.0, baseline = 0.0, peak = 0.0;
 };
 
 nlohmann::ordered_json to_json(const sweep::CellValue& cell) {
@@ -85,7 +93,8 @@ std::string table_text(const sweep::ColumnSpec& spec, const sweep::CellValue& ce
       cell);
 }
 
-void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, bool json) {
+void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Memory& memory,
+           bool json) {
   const auto& columns = sweep::group_columns(task.method);
   const sweep::Row row = sweep::make_row(task, outcome);
   if (json) {
@@ -95,6 +104,9 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, bool json
     out["error"] = outcome.error;
     out["warning"] = outcome.warning;
     out["wall_seconds"] = outcome.wall_seconds;
+    out["estimated_memory_bytes"] = memory.estimated;
+    out["baseline_memory_bytes"] = memory.baseline;
+    out["peak_memory_bytes"] = memory.peak;
     for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = to_json(row.cells[i]);
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -103,6 +115,11 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, bool json
       {"task", sweep::describe(task)}, {"status", std::string(sweep::to_string(outcome.status))}};
   if (!outcome.error.empty()) lines.emplace_back("error", outcome.error);
   lines.emplace_back("wall_seconds", fmt::format("{:.3g}", outcome.wall_seconds));
+  lines.emplace_back(
+      "memory", fmt::format("estimated {} beyond the process's {}; measured peak "
+                            "of the process {}",
+                            sweep::memory_text(memory.estimated),
+                            sweep::memory_text(memory.baseline), sweep::memory_text(memory.peak)));
   for (std::size_t i = 0; i < columns.size(); ++i) {
     if (columns[i].name == "task_id") continue;
     std::string text = table_text(columns[i], row.cells[i]);
@@ -134,6 +151,9 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
   add("seed", "sweep seed (simulate, ldp): streams Rng(seed, 0, replication)", "Task");
   for (const auto& key : keys) add(key.name, key.help, "Keys of " + key.methods + " blocks");
   cmd->add_flag("--json", args->json, "print the result as JSON (keys: the result columns)");
+  add_memory_option(cmd, "--max-task-memory", args->max_task_memory,
+                    "refuse the task if its estimated peak memory, with what this process holds, "
+                    "exceeds SIZE (4G, 512M; default: this machine's memory)");
   cmd->callback([args, &exit_code] {
     std::vector<sweep::Flag> flags;
     for (std::size_t i = 0; i < args->keys.size(); ++i)
@@ -141,8 +161,11 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
         flags.push_back({args->keys[i].first, args->values[i]});
     const sweep::Plan plan = sweep::plan_from_flags(flags);  // InputError: exit code bad_input
     const sweep::Task& task = plan.tasks.front();
+    const sweep::MemoryLimit limit = local_memory_limit(args->max_task_memory);
+    sweep::check_task_memory(plan, limit);
     const sweep::TaskOutcome outcome = sweep::execute(task);
-    print(task, outcome, args->json);
+    const Memory memory{task.memory, limit.baseline_bytes, run::peak_resident_bytes()};
+    print(task, outcome, memory, args->json);
     if (!outcome.warning.empty())
       std::fprintf(stderr, "qsweep: warning: %s\n", outcome.warning.c_str());
     if (outcome.status != sweep::TaskStatus::done) {

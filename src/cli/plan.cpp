@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "memory_option.hpp"
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/sweep/cost.hpp"
 
@@ -28,6 +29,7 @@ std::string duration_text(double seconds) {
 struct Group {
   std::size_t tasks = 0, unstable = 0;
   double seconds = 0.0;
+  double memory = 0.0;  // the largest task's
 };
 
 struct PlanArgs {
@@ -35,11 +37,46 @@ struct PlanArgs {
   std::size_t top = 5;
   bool all_tasks = false;
   bool json = false;
+  std::string max_task_memory;
 };
 
-void print_plan(const sweep::Plan& plan, const PlanArgs& args) {
+// The `count` tasks with the largest `key`, largest first.
+template <class Key>
+std::vector<const sweep::Task*> largest(const sweep::Plan& plan, std::size_t count, Key key) {
+  std::vector<const sweep::Task*> tasks;
+  for (const auto& task : plan.tasks) tasks.push_back(&task);
+  const std::size_t top = std::min(count, tasks.size());
+  std::partial_sort(tasks.begin(), tasks.begin() + static_cast<std::ptrdiff_t>(top), tasks.end(),
+                    [&](const auto* a, const auto* b) { return key(*a) > key(*b); });
+  tasks.resize(top);
+  return tasks;
+}
+
+nlohmann::ordered_json task_json(const sweep::Task& task) {
+  const sweep::CostEstimate estimate = sweep::estimate_cost(task);
+  return {{"id", task.id},
+          {"task", sweep::describe(task)},
+          {"cost_seconds", task.cost},
+          {"estimate", estimate.formula},
+          {"memory_bytes", task.memory},
+          {"memory_estimate", estimate.memory.formula}};
+}
+
+void print_tasks(const char* title, const std::vector<const sweep::Task*>& tasks) {
+  if (tasks.empty()) return;
+  std::printf("\n%s:\n", title);
+  for (const auto* task : tasks) {
+    const sweep::CostEstimate estimate = sweep::estimate_cost(*task);
+    std::printf("  %8llu %12s %11s  %s  [%s; %s]\n", static_cast<unsigned long long>(task->id),
+                duration_text(task->cost).c_str(), sweep::memory_text(task->memory).c_str(),
+                sweep::describe(*task).c_str(), estimate.formula.c_str(),
+                estimate.memory.formula.c_str());
+  }
+}
+
+void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::MemoryLimit& limit) {
   std::map<std::pair<int, std::string>, Group> groups;
-  double total = 0.0;
+  double total = 0.0, largest_memory = 0.0;
   std::vector<bool> unstable(plan.tasks.size(), false);
   for (auto id : plan.unstable_tasks) unstable[id] = true;
   for (const auto& task : plan.tasks) {
@@ -47,14 +84,12 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args) {
     ++g.tasks;
     g.unstable += unstable[task.id] ? 1 : 0;
     g.seconds += task.cost;
+    g.memory = std::max(g.memory, task.memory);
     total += task.cost;
+    largest_memory = std::max(largest_memory, task.memory);
   }
-  std::vector<const sweep::Task*> biggest;
-  for (const auto& task : plan.tasks) biggest.push_back(&task);
-  const std::size_t top = std::min(args.top, biggest.size());
-  std::partial_sort(biggest.begin(), biggest.begin() + static_cast<std::ptrdiff_t>(top),
-                    biggest.end(), [](const auto* a, const auto* b) { return a->cost > b->cost; });
-  biggest.resize(top);
+  const auto biggest = largest(plan, args.top, [](const sweep::Task& t) { return t.cost; });
+  const auto most_memory = largest(plan, args.top, [](const sweep::Task& t) { return t.memory; });
 
   if (args.json) {
     nlohmann::ordered_json out;
@@ -67,6 +102,9 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args) {
     out["seed"] = plan.seed;
     out["output"] = plan.output;
     out["total_cost_seconds"] = total;
+    out["max_memory_bytes"] = largest_memory;
+    out["max_task_memory_bytes"] = limit.bytes;
+    out["baseline_memory_bytes"] = limit.baseline_bytes;
     out["groups"] = nlohmann::ordered_json::array();
     for (const auto& [key, g] : groups)
       out["groups"].push_back(
@@ -74,20 +112,20 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args) {
            {"kind", key.second},
            {"tasks", g.tasks},
            {"unstable_tasks", g.unstable},
-           {"cost_seconds", g.seconds}});
+           {"cost_seconds", g.seconds},
+           {"max_memory_bytes", g.memory}});
     out["biggest"] = nlohmann::ordered_json::array();
-    for (const auto* task : biggest)
-      out["biggest"].push_back({{"id", task->id},
-                                {"task", sweep::describe(*task)},
-                                {"cost_seconds", task->cost},
-                                {"estimate", sweep::estimate_cost(*task).formula}});
+    for (const auto* task : biggest) out["biggest"].push_back(task_json(*task));
+    out["most_memory"] = nlohmann::ordered_json::array();
+    for (const auto* task : most_memory) out["most_memory"].push_back(task_json(*task));
     if (args.all_tasks) {
       out["task_list"] = nlohmann::ordered_json::array();
       for (const auto& task : plan.tasks)
         out["task_list"].push_back({{"id", task.id},
                                     {"task", sweep::describe(task)},
                                     {"unstable", static_cast<bool>(unstable[task.id])},
-                                    {"cost_seconds", task.cost}});
+                                    {"cost_seconds", task.cost},
+                                    {"memory_bytes", task.memory}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -99,45 +137,56 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args) {
                 plan.unstable_tasks.size());
   std::printf("\nplan hash %s\n", plan.hash.c_str());
   if (!plan.output.empty()) std::printf("output %s\n", plan.output.c_str());
-  std::printf("\n%-9s %-28s %9s %9s %14s\n", "method", "kind", "tasks", "unstable", "est. cost");
+  std::printf("\n%-9s %-28s %9s %9s %14s %11s\n", "method", "kind", "tasks", "unstable",
+              "est. cost", "max memory");
   for (const auto& [key, g] : groups)
-    std::printf("%-9s %-28s %9zu %9zu %14s\n",
+    std::printf("%-9s %-28s %9zu %9zu %14s %11s\n",
                 std::string(sweep::to_string(static_cast<sweep::Method>(key.first))).c_str(),
-                key.second.c_str(), g.tasks, g.unstable, duration_text(g.seconds).c_str());
-  std::printf("%-38s %9zu %9zu %14s\n", "total", plan.tasks.size(), plan.unstable_tasks.size(),
-              duration_text(total).c_str());
-  std::printf("(costs: rough single-core estimates, docs/sweep-format.md)\n");
+                key.second.c_str(), g.tasks, g.unstable, duration_text(g.seconds).c_str(),
+                sweep::memory_text(g.memory).c_str());
+  std::printf("%-38s %9zu %9zu %14s %11s\n", "total", plan.tasks.size(), plan.unstable_tasks.size(),
+              duration_text(total).c_str(), sweep::memory_text(largest_memory).c_str());
+  std::printf(
+      "(costs: rough single-core estimates, docs/sweep-format.md; memory: the largest "
+      "estimated peak a task adds to its process, docs/running.md \"Memory\")\n");
+  std::printf("every task fits %s with the %s this process holds\n", limit.source.c_str(),
+              sweep::memory_text(limit.baseline_bytes).c_str());
   if (args.all_tasks) {
     std::printf("\ntasks:\n");
     for (const auto& task : plan.tasks)
-      std::printf("  %8llu %12s  %s%s\n", static_cast<unsigned long long>(task.id),
-                  duration_text(task.cost).c_str(), sweep::describe(task).c_str(),
-                  unstable[task.id] ? "  (unstable)" : "");
+      std::printf("  %8llu %12s %11s  %s%s\n", static_cast<unsigned long long>(task.id),
+                  duration_text(task.cost).c_str(), sweep::memory_text(task.memory).c_str(),
+                  sweep::describe(task).c_str(), unstable[task.id] ? "  (unstable)" : "");
   }
-  if (!biggest.empty()) {
-    std::printf("\nbiggest tasks:\n");
-    for (const auto* task : biggest)
-      std::printf("  %8llu %12s  %s  [%s]\n", static_cast<unsigned long long>(task->id),
-                  duration_text(task->cost).c_str(), sweep::describe(*task).c_str(),
-                  sweep::estimate_cost(*task).formula.c_str());
-  }
+  print_tasks("biggest tasks", biggest);
+  print_tasks("most memory", most_memory);
 }
 
 int plan_command(const PlanArgs& args) {
-  print_plan(sweep::load_plan(args.file), args);
+  const sweep::Plan plan = sweep::load_plan(args.file);
+  const sweep::MemoryLimit limit = local_memory_limit(args.max_task_memory);
+  sweep::check_task_memory(plan, limit);
+  print_plan(plan, args, limit);
   return exit_code::ok;
 }
 
 struct ValidateArgs {
   std::string file;
+  std::string max_task_memory;
 };
 
 int validate_command(const ValidateArgs& args) {
   const sweep::Plan plan = sweep::load_plan(args.file);
+  sweep::check_task_memory(plan, local_memory_limit(args.max_task_memory));
   std::printf("%s: valid, %zu tasks (%zu outside the stability region)\n", args.file.c_str(),
               plan.tasks.size(), plan.unstable_tasks.size());
   return exit_code::ok;
 }
+
+const char* const kMaxTaskMemoryHelp =
+    "refuse a task whose estimated peak memory, with what this process holds, exceeds SIZE "
+    "(4G, 512M; default: this machine's memory; qsweep run's default is a rank's share of its "
+    "node)";
 
 const CommandRegistration kPlan(10, [](CLI::App& app, int& exit_code) {
   const auto [plan, args] = add_file_command(
@@ -148,10 +197,14 @@ const CommandRegistration kPlan(10, [](CLI::App& app, int& exit_code) {
       ->capture_default_str();
   plan->add_flag("--tasks", args->all_tasks, "also list every task with its estimated cost");
   plan->add_flag("--json", args->json, "print the summary as JSON");
+  add_memory_option(plan, "--max-task-memory", args->max_task_memory, kMaxTaskMemoryHelp);
 
-  add_file_command(app, exit_code, "validate",
-                   "Check a sweep file (keys, types, values, stability); exit 0 if it is valid",
-                   "sweep file (YAML)", validate_command);
+  const auto [validate, validate_args] = add_file_command(
+      app, exit_code, "validate",
+      "Check a sweep file (keys, types, values, stability, memory); exit 0 if it is valid",
+      "sweep file (YAML)", validate_command);
+  add_memory_option(validate, "--max-task-memory", validate_args->max_task_memory,
+                    kMaxTaskMemoryHelp);
 });
 
 }  // namespace

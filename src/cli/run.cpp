@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "command.hpp"
+#include "memory_option.hpp"
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/run/launch.hpp"
 #include "qsweep/run/mpi.hpp"
@@ -18,6 +19,7 @@ struct RunArgs {
   std::string file;  // the sweep file
   run::RunOptions options;
   bool quiet = false;
+  std::string max_task_memory, node_memory;  // SIZE texts, checked by the parser
 };
 
 // The command line as typed, for provenance (Linux: /proc/self/cmdline).
@@ -39,6 +41,10 @@ int run_command(const RunArgs& args) {
   run::RunOptions options = args.options;
   options.progress_in_place = run::progress_in_place();  // before MPI_Init changes the environment
   if (args.quiet) options.progress_seconds = -1.0;
+  if (!args.max_task_memory.empty())
+    options.max_task_memory = sweep::parse_memory_size(args.max_task_memory, "--max-task-memory");
+  if (!args.node_memory.empty())
+    options.node_memory = sweep::parse_memory_size(args.node_memory, "--node-memory");
   options.command_line = own_command_line();
   run::MpiSession mpi;
   int code = exit_code::ok;
@@ -100,9 +106,18 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
   command->add_flag("-q,--quiet", args->quiet, "no progress lines");
   command->add_flag("--dedicated-coordinator", args->options.dedicated_coordinator,
                     "rank 0 only coordinates (by default it also computes on a thread)");
+  add_memory_option(command, "--max-task-memory", args->max_task_memory,
+                    "refuse (exit 2, before anything is written) a sweep with a task whose "
+                    "estimated peak memory plus its rank's baseline exceeds SIZE (4G, 512M; "
+                    "default: the node's memory divided by the ranks on the node)");
+  add_memory_option(command, "--node-memory", args->node_memory,
+                    "what the ranks of one node and their tasks may hold together; tasks wait "
+                    "rather than exceed it (default: the node's physical memory, or its cgroup "
+                    "limit where lower)");
   command->footer(
       "Exit codes: 0 all tasks done (or unstable), 1 runtime error (the job ended with MPI_Abort), "
-      "2 bad input or a mis-launch (one MPI rank where SLURM_NTASKS > 1; nothing written), 3 the "
+      "2 bad input, a task that does not fit --max-task-memory or a node, or a mis-launch (one MPI "
+      "rank where SLURM_NTASKS > 1; nothing written), 3 the "
       "sweep finished but some tasks failed, 4 stopped early (signal): continue with --resume. "
       "SIGUSR1 drains (running tasks finish), SIGTERM/SIGINT stop at once (running tasks stay "
       "pending).");

@@ -8,7 +8,16 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "qsweep/run/memory.hpp"
+
 namespace qsweep::run {
+namespace {
+
+// A task estimated to need at least this much gives what it freed back to the system before the
+// next task starts (the coordinator counts a rank's resident size as its baseline).
+constexpr double kReleaseAfterBytes = 64.0 * (1 << 20);
+
+}  // namespace
 
 // State shared by the main thread and the compute thread. Owned by both (shared_ptr), so an
 // abandoned compute thread that outlives the Engine still touches valid memory.
@@ -141,6 +150,7 @@ void Engine::compute_loop(const std::shared_ptr<Shared>& shared) {
       try {
         shared->hold.wait_for_release(task.id);  // before the clock starts: not the task's time
         outcome = run_guarded(shared->run_task, task);
+        if (task.memory >= kReleaseAfterBytes) release_free_memory();
       } catch (const std::exception& e) {
         outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0, {}};
       }

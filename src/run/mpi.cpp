@@ -136,6 +136,15 @@ Comm Comm::duplicate() const {
   return owned;
 }
 
+Comm Comm::split_shared() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(handle_, MPI_COMM_TYPE_SHARED, rank(), MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
+  Comm owned(node, true);
+  check_mpi(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  return owned;
+}
+
 int Comm::rank() const {
   int rank = 0;
   check_mpi(MPI_Comm_rank(handle_, &rank), "MPI_Comm_rank");
@@ -157,6 +166,30 @@ void Comm::broadcast_bytes(std::string& bytes, int root) const {
   check_mpi(MPI_Bcast(bytes.data(), byte_count(bytes.size(), "MPI_Bcast"), MPI_BYTE, root,
                       handle_),
             "MPI_Bcast");
+}
+
+std::vector<std::string> Comm::gather_bytes(const std::string& bytes, int root) const {
+  const bool at_root = rank() == root;
+  int length = byte_count(bytes.size(), "MPI_Gather");
+  std::vector<int> lengths(at_root ? static_cast<std::size_t>(size()) : 0);
+  check_mpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, handle_),
+            "MPI_Gather");
+  std::vector<int> offsets(lengths.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    offsets[i] = byte_count(total, "MPI_Gatherv");
+    total += static_cast<std::size_t>(lengths[i]);
+  }
+  byte_count(total, "MPI_Gatherv");
+  std::string all(total, '\0');
+  check_mpi(MPI_Gatherv(bytes.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(),
+                        MPI_BYTE, root, handle_),
+            "MPI_Gatherv");
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < lengths.size(); ++i)
+    parts.push_back(
+        all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));
+  return parts;
 }
 
 SendRequest Comm::isend_bytes(int dest, int tag, std::unique_ptr<const std::string> bytes) const {

@@ -1,5 +1,6 @@
 #include "qsweep/run/runner.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,11 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <list>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/memory.hpp"
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/run/scheduler.hpp"
 #include "qsweep/run/signals.hpp"
@@ -26,6 +29,7 @@
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/verify.hpp"
 #include "qsweep/store/writer_lock.hpp"
+#include "qsweep/sweep/cost.hpp"
 
 namespace qsweep::run {
 namespace {
@@ -41,6 +45,9 @@ constexpr microseconds kMaxPause{5000};        // ... to here (never a busy wait
 constexpr std::size_t kFailuresPerReport = 8;  // messages carried back to rank 0
 constexpr std::size_t kFailuresPrinted = 20;   // printed by rank 0, then only counted
 constexpr double kTerminalRefreshSeconds = 0.5;
+// After a batch whose tasks needed at least this much memory, freed memory is given back to the
+// system before the rank's resident size is measured as its baseline.
+constexpr double kReleaseAfterBytes = 64.0 * (1 << 20);
 
 // --- protocol ---------------------------------------------------------------------------------
 // rank 0 -> worker: kWork (Batch with seq), kStop (StopMode as int), kFinish (last message).
@@ -66,12 +73,15 @@ struct Report {
   std::uint64_t done = 0, failed = 0, unstable = 0;
   double wall_seconds = 0.0;
   std::vector<std::pair<std::uint64_t, std::string>> failures;  // (task id, message), the first few
+  // The worker's resident bytes after writing the batch, before its next batch started (its
+  // baseline for the memory ledger); 0: not measured.
+  double resident_bytes = 0.0;
 
   std::uint64_t finished() const { return done + failed + unstable; }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
-    ar & seq & tasks & done & failed & unstable & wall_seconds & failures;
+    ar & seq & tasks & done & failed & unstable & wall_seconds & failures & resident_bytes;
     // clang-format on
   }
 };
@@ -144,8 +154,16 @@ class Workbench {
   std::optional<Report> poll() {
     std::optional<Report> report;
     if (engine_.busy() && engine_.wait(microseconds(0))) {
-      std::vector<store::FinishedTask> finished = engine_.take();
-      report = write(finished);
+      {
+        std::vector<store::FinishedTask> finished = engine_.take();
+        report = write(finished);
+      }
+      // Before the next batch starts: what this rank holds without a task.
+      double largest = 0.0;
+      for (const std::uint64_t id : running_.batch.ids)
+        largest = std::max(largest, plan_.tasks.at(id).memory);
+      if (largest >= kReleaseAfterBytes) release_free_memory();
+      report->resident_bytes = resident_bytes();
     }
     start_next();
     return report;
@@ -247,13 +265,14 @@ struct StartState {
 class Coordinator {
  public:
   Coordinator(const Comm& comm, const sweep::Plan& plan, const RunOptions& options,
-              StartState start, Workbench* local, const SignalWatch& signals)
+              StartState start, Workbench* local, const SignalWatch& signals, NodeMap nodes)
       : comm_(comm),
         plan_(plan),
         options_(options),
         signals_(signals),
         local_(local),
         scheduler_(plan, std::move(start.todo), std::move(start.attempts)),
+        ledger_(std::move(nodes)),
         sizer_(kBatchSeconds, kMaxBatchTasks),
         counts_(start.counts),
         cost_todo_(scheduler_.remaining_cost()),
@@ -338,13 +357,22 @@ class Coordinator {
 
   bool dispatch() {
     bool sent = false;
+    std::optional<MemoryWait> refused;
     const int workers = static_cast<int>(slots_.size());
     for (Slot& slot : slots_) {
       while (slot.outstanding.size() < kBatchesInFlight && !scheduler_.empty()) {
-        WorkOrder order{next_seq_++,
-                        scheduler_.next(sizer_.budget(scheduler_.remaining_cost(), workers),
-                                        sizer_.max_tasks())};
+        // The next batch must fit beside what the rank's node holds (memory.hpp).
+        const double head = scheduler_.next_memory();
+        const double room = ledger_.room_for(slot.rank, head);
+        Batch batch = scheduler_.next(sizer_.budget(scheduler_.remaining_cost(), workers),
+                                      sizer_.max_tasks(), room);
+        if (batch.ids.empty()) {
+          refused = {slot.rank, head, room};
+          break;
+        }
+        WorkOrder order{next_seq_++, std::move(batch)};
         slot.outstanding.emplace_back(order.seq, scheduler_.cost_of(order.batch));
+        ledger_.hand_out(slot.rank, order.seq, scheduler_.memory_of(order.batch));
         if (slot.rank == 0) {
           local_->add(std::move(order));
         } else {
@@ -353,6 +381,7 @@ class Coordinator {
         sent = true;
       }
     }
+    if (refused && !sent) report_memory_wait(*refused);
     return sent;
   }
 
@@ -364,6 +393,9 @@ class Coordinator {
     }
     const double cost = it->second;
     slot.outstanding.erase(it);
+    ledger_.returned(slot.rank, report.seq);
+    if (report.resident_bytes > 0.0) ledger_.set_baseline(slot.rank, report.resident_bytes);
+    if (local_ == nullptr) ledger_.set_baseline(0, resident_bytes());  // coordinating only
     if (report.finished() == report.tasks && report.tasks > 0) {
       sizer_.observe(cost, report.wall_seconds);
     }
@@ -385,6 +417,25 @@ class Coordinator {
       }
       ++failures_printed_;
     }
+  }
+
+  struct MemoryWait {
+    int rank;
+    double needed, room;
+  };
+
+  // Once per run: says why ranks idle while tasks remain.
+  void report_memory_wait(const MemoryWait& waiting) {
+    if (memory_wait_reported_) return;
+    memory_wait_reported_ = true;
+    const int rank = waiting.rank;
+    const double needed = waiting.needed, room = waiting.room;
+    const int node = ledger_.node_of(rank);
+    progress_.message(fmt::format(
+        "qsweep: the next task needs an estimated {} and node {} ({}) has {} of its {} free: "
+        "ranks there idle until running tasks end (docs/running.md, \"Memory\")",
+        sweep::memory_text(needed), node, ledger_.nodes().ranks_text(node),
+        sweep::memory_text(std::max(room, 0.0)), sweep::memory_text(ledger_.budget_of(rank))));
   }
 
   void request_stop(StopMode mode) {
@@ -430,6 +481,8 @@ class Coordinator {
   const SignalWatch& signals_;
   Workbench* local_;
   Scheduler scheduler_;
+  MemoryLedger ledger_;
+  bool memory_wait_reported_ = false;
   BatchSizer sizer_;
   ProgressCounts counts_;
   double cost_todo_;
@@ -593,11 +646,121 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   return start;
 }
 
+// --- memory -------------------------------------------------------------------------------------
+
+// What a rank tells rank 0 about its node and itself.
+struct RankMemory {
+  int node_leader = 0;      // rank of the first rank on the same node
+  double node_bytes = 0.0;  // 0: could not be found out (node_source says why)
+  std::string node_source;
+  double resident_bytes = 0.0;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    // clang-format off
+    ar & node_leader & node_bytes & node_source & resident_bytes;
+    // clang-format on
+  }
+};
+
+// Collective: which ranks share a node, each node's budget and each rank's resident size now
+// (the plan parsed: most of a rank's baseline). The map is on rank 0 (empty elsewhere).
+NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
+  RankMemory mine;
+  {
+    const Comm node = comm.split_shared();
+    mine.node_leader = comm.rank();
+    node.broadcast(mine.node_leader, 0);
+  }
+  if (options.node_memory > 0.0) {
+    mine.node_bytes = options.node_memory;
+    mine.node_source = "--node-memory";
+  } else {
+    try {
+      const MachineMemory machine = machine_memory();
+      mine.node_bytes = machine.bytes;
+      mine.node_source = machine.source;
+    } catch (const Error& e) {
+      mine.node_source = e.what();
+    }
+  }
+  mine.resident_bytes = resident_bytes();
+  const std::vector<RankMemory> ranks = comm.gather(mine, 0);
+  NodeMap nodes;
+  std::map<int, int> node_of_leader;
+  for (const RankMemory& rank : ranks) {
+    const auto [it, added] = node_of_leader.emplace(rank.node_leader, nodes.nodes());
+    if (added) {
+      // The first rank of a node speaks for it (every rank of a node sees the same memory).
+      const RankMemory& leader = ranks.at(static_cast<std::size_t>(rank.node_leader));
+      nodes.budget.push_back(leader.node_bytes);
+      nodes.source.push_back(leader.node_source);
+    }
+    nodes.node_of_rank.push_back(it->second);
+    nodes.baseline.push_back(rank.resident_bytes);
+  }
+  return nodes;
+}
+
+// Rank 0: refuses a plan with a task that cannot fit: over --max-task-memory (by default a
+// rank's share of its node), or bigger than every node that has a computing rank, with its ranks'
+// baselines.
+void check_memory(const sweep::Plan& plan, const NodeMap& nodes, const RunOptions& options,
+                  bool rank0_computes) {
+  std::vector<bool> computes(static_cast<std::size_t>(nodes.nodes()), false);
+  for (std::size_t rank = 0; rank < nodes.node_of_rank.size(); ++rank)
+    if (rank != 0 || rank0_computes)
+      computes[static_cast<std::size_t>(nodes.node_of_rank[rank])] = true;
+  for (int node = 0; node < nodes.nodes(); ++node) {
+    if (!(nodes.budget[static_cast<std::size_t>(node)] > 0.0))
+      throw InputError(fmt::format("node {} ({}): {}", node, nodes.ranks_text(node),
+                                   nodes.source[static_cast<std::size_t>(node)]));
+  }
+  sweep::MemoryLimit per_task;
+  per_task.baseline_bytes = *std::max_element(nodes.baseline.begin(), nodes.baseline.end());
+  if (options.max_task_memory > 0.0) {
+    per_task.bytes = options.max_task_memory;
+    per_task.source = "--max-task-memory " + sweep::memory_text(options.max_task_memory);
+  } else {
+    // A rank's share of the node where it is largest.
+    for (int node = 0; node < nodes.nodes(); ++node) {
+      if (!computes[static_cast<std::size_t>(node)]) continue;
+      const double budget = nodes.budget[static_cast<std::size_t>(node)];
+      const double share = budget / nodes.ranks_on(node);
+      if (share <= per_task.bytes) continue;
+      per_task.bytes = share;
+      per_task.source = fmt::format(
+          "the default --max-task-memory {}: {} of node memory ({}) / {} ranks on the node",
+          sweep::memory_text(share), sweep::memory_text(budget),
+          nodes.source[static_cast<std::size_t>(node)], nodes.ranks_on(node));
+    }
+  }
+  sweep::check_task_memory(plan, per_task);
+  // Alone on the node that has the most room beside its ranks' baselines.
+  sweep::MemoryLimit alone;
+  alone.bytes = -1.0;
+  for (int node = 0; node < nodes.nodes(); ++node) {
+    if (!computes[static_cast<std::size_t>(node)]) continue;
+    const double budget = nodes.budget[static_cast<std::size_t>(node)];
+    const double room = budget - nodes.baselines_on(node);
+    if (room <= alone.bytes) continue;
+    alone.bytes = room;
+    alone.source = fmt::format(
+        "the {} that node {} may hold ({}) less the {} its {} hold "
+        "without tasks",
+        sweep::memory_text(budget), node, nodes.source[static_cast<std::size_t>(node)],
+        sweep::memory_text(nodes.baselines_on(node)), nodes.ranks_text(node));
+  }
+  sweep::check_task_memory(plan, alone);
+}
+
 // Runs the plan's remaining tasks (`start`, on rank 0) into the results file at `path`.
-RunResult run_file(const Comm& comm, const sweep::Plan& plan,
-                   const store::Layout& layout, const std::string& path, const RunOptions& options,
-                   StartState start, const SignalWatch& signals, const TaskFunction& run_task) {
+RunResult run_file(const Comm& comm, const sweep::Plan& plan, const store::Layout& layout,
+                   const std::string& path, const RunOptions& options, StartState start,
+                   NodeMap nodes, const SignalWatch& signals, const TaskFunction& run_task) {
   store::ResultsFile file(path, plan, layout, comm.handle());
+  // The ranks' baselines again, with the results file open (HDF5's buffers).
+  const std::vector<double> resident = comm.gather(resident_bytes(), 0);
+  if (comm.rank() == 0) nodes.baseline = resident;
   RunResult result;
   const bool computes = comm.rank() != 0 || comm.size() == 1 || !options.dedicated_coordinator;
   std::optional<Workbench> bench;
@@ -605,7 +768,7 @@ RunResult run_file(const Comm& comm, const sweep::Plan& plan,
   try {
     if (comm.rank() == 0) {
       Coordinator coordinator(comm, plan, options, std::move(start), bench ? &*bench : nullptr,
-                              signals);
+                              signals, std::move(nodes));
       result.exit_code = coordinator.run();
       result.counts = coordinator.counts();
       result.work_seconds = coordinator.work_seconds();
@@ -668,12 +831,14 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   bool create = true;
   StartState start;
   const store::Layout layout(plan);
+  NodeMap nodes = map_nodes(comm, options);
   // Rank 0 holds the results file's writer lock from before it looks at the file until the run
   // has closed it.
   std::optional<store::WriterLock> lock;
   agree_on_rank0(comm, [&] {
     if (options.resume && options.force)
       throw InputError("--resume and --force exclude each other");
+    check_memory(plan, nodes, options, comm.size() == 1 || !options.dedicated_coordinator);
     path = output_path(plan, options);
     check_output_location(path);
     lock.emplace(path, options.command_line);
@@ -697,7 +862,8 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
                                store::Provenance::now(options.command_line, comm.size()), comm.handle());
   }
   try {
-    return run_file(comm, plan, layout, path, options, std::move(start), signals, run_task);
+    return run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes), signals,
+                    run_task);
   } catch (const std::exception& e) {
     // Rows are written whole and sealed last, so the file is consistent whatever failed.
     throw Error(std::string(e.what()) + " (" + path +

@@ -16,6 +16,14 @@ double scheduling_cost(const sweep::Task& task) {
   return (std::isfinite(task.cost) && task.cost > 0.0 ? task.cost : 0.0) + kCostFloor;
 }
 
+double scheduling_memory(const sweep::Task& task) {
+  return std::isfinite(task.memory) && task.memory > 0.0 ? task.memory : 0.0;
+}
+
+double scheduling_result_memory(const sweep::Task& task) {
+  return std::isfinite(task.result_memory) && task.result_memory > 0.0 ? task.result_memory : 0.0;
+}
+
 Scheduler::Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
                      std::vector<std::int32_t> attempts)
     : plan_(plan), order_(std::move(todo)), attempts_(std::move(attempts)) {
@@ -32,13 +40,19 @@ Scheduler::Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
   for (std::size_t i = 0; i < keyed.size(); ++i) order_[i] = keyed[i].second;
 }
 
-Batch Scheduler::next(double budget, std::size_t max_tasks) {
+Batch Scheduler::next(double budget, std::size_t max_tasks, double memory_room) {
   Batch batch;
   double cost = 0.0;
+  double memory = 0.0, held_results = 0.0;  // as memory_of, for the batch so far
   while (next_ < order_.size() && batch.ids.size() < std::max<std::size_t>(max_tasks, 1)) {
     const std::uint64_t id = order_[next_];
-    const double task_cost = scheduling_cost(plan_.tasks[id]);
+    const sweep::Task& task = plan_.tasks[id];
+    const double task_cost = scheduling_cost(task);
     if (!batch.ids.empty() && cost + task_cost > budget) break;
+    const double with_task = std::max(memory, held_results + scheduling_memory(task));
+    if (with_task > memory_room) break;
+    memory = with_task;
+    held_results += scheduling_result_memory(task);
     cost += task_cost;
     batch.ids.push_back(id);
     batch.attempts.push_back(++attempts_.at(id));
@@ -53,6 +67,20 @@ double Scheduler::cost_of(const Batch& batch) const {
   double cost = 0.0;
   for (const std::uint64_t id : batch.ids) cost += scheduling_cost(plan_.tasks.at(id));
   return cost;
+}
+
+double Scheduler::memory_of(const Batch& batch) const {
+  double peak = 0.0, held_results = 0.0;
+  for (const std::uint64_t id : batch.ids) {
+    const sweep::Task& task = plan_.tasks.at(id);
+    peak = std::max(peak, held_results + scheduling_memory(task));
+    held_results += scheduling_result_memory(task);
+  }
+  return peak;
+}
+
+double Scheduler::next_memory() const {
+  return empty() ? 0.0 : scheduling_memory(plan_.tasks[order_[next_]]);
 }
 
 BatchSizer::BatchSizer(double target_seconds, std::size_t max_tasks)

@@ -459,7 +459,10 @@ class BlockExpander {
       }
     }
     if (stable) {
-      t.cost = estimate_cost(t, system).seconds;
+      const CostEstimate estimate = estimate_cost(t, system);
+      t.cost = estimate.seconds;
+      t.memory = estimate.memory.bytes;
+      t.result_memory = estimate.memory.result_bytes;
     } else {
       state_.unstable_tasks.push_back(t.id);
     }

@@ -183,6 +183,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
                                     "seed: <integer> at the top of the file",
                                     to_string(block.method)));
     planned += detail::block_grid_size(block, state.max_tasks - planned, state.max_tasks);
+    plan.block_locations.push_back(block.where);
     inputs.push_back(std::move(block));
   }
   for (const auto& block : inputs) detail::expand_block(block, state);
@@ -285,6 +286,7 @@ Plan plan_from_flags(const std::vector<Flag>& flags) {
       block.entries.push_back({flag.key, value, value, loc});
     }
   }
+  plan.block_locations.push_back(block.where);
   detail::expand_block(block, state);
   finish(plan, state);
   return plan;

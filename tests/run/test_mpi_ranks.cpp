@@ -2,8 +2,11 @@
 // under mpirun with the MpiRanks.* tests, which skip when the program runs as a singleton.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "../store/mpi_test_environment.hpp"
@@ -131,6 +134,62 @@ TEST_F(MpiRanks, AWorkerThatIsToldToStopStopsEveryone) {
     for (const sweep::TaskStatus status : reader.statuses())
       EXPECT_EQ(status, sweep::TaskStatus::done);
     EXPECT_EQ(reader.attempts()[120], 2);
+  }
+}
+
+TEST_F(MpiRanks, GatherAndTheRanksOfANode) {
+  const std::vector<std::string> names = world_.gather("rank " + std::to_string(world_.rank()), 0);
+  if (world_.rank() == 0) {
+    ASSERT_EQ(names.size(), static_cast<std::size_t>(world_.size()));
+    for (int rank = 0; rank < world_.size(); ++rank)
+      EXPECT_EQ(names[static_cast<std::size_t>(rank)], "rank " + std::to_string(rank));
+  } else {
+    EXPECT_TRUE(names.empty());
+  }
+  const Comm node = world_.split_shared();  // every rank of this test runs on this host
+  EXPECT_EQ(node.size(), world_.size());
+  EXPECT_EQ(node.rank(), world_.rank());
+}
+
+TEST_F(MpiRanks, TasksOnANodeStayWithinItsMemory) {
+  // All ranks share this host, one node of 1000 GiB; tasks of 600 GiB (4) and 100 GiB (30) by
+  // their estimates (nothing is allocated: the hook only logs when each task runs, by the
+  // monotonic clock every process on the host shares). Two big tasks never run at once, and at
+  // no instant do the running tasks' estimates add up to more than the node's memory.
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  sweep::Plan plan = hook_plan(34, "node-memory", 0.0);
+  for (sweep::Task& task : plan.tasks) task.memory = (task.id % 8 == 0 ? 600.0 : 100.0) * kGiB;
+  options_.node_memory = 1000.0 * kGiB;
+  options_.max_task_memory = 1000.0 * kGiB;
+  const fs::path log = dir_ / ("rank-" + std::to_string(world_.rank()) + ".log");
+  const auto logged = [log, run_task = hook(2ms)](const sweep::Task& task) {
+    const auto now = [] { return std::chrono::steady_clock::now().time_since_epoch().count(); };
+    const auto start = now();
+    sweep::TaskOutcome outcome = run_task(task);
+    std::ofstream(log, std::ios::app) << task.id << ' ' << start << ' ' << now() << '\n';
+    return outcome;
+  };
+  EXPECT_EQ(run_plan(world_, plan, options_, logged).exit_code, exit_code::ok);
+  world_.barrier();  // every log is complete
+  if (world_.rank() != 0) return;
+  std::vector<std::pair<long long, double>> changes;  // (time, +-memory), ends first at a tie
+  std::set<std::uint64_t> ran;
+  for (int rank = 0; rank < world_.size(); ++rank) {
+    std::ifstream in(dir_ / ("rank-" + std::to_string(rank) + ".log"));
+    std::uint64_t id = 0;
+    long long start = 0, end = 0;
+    while (in >> id >> start >> end) {
+      ran.insert(id);
+      changes.emplace_back(start, plan.tasks.at(id).memory);
+      changes.emplace_back(end, -plan.tasks.at(id).memory);
+    }
+  }
+  EXPECT_EQ(ran.size(), plan.tasks.size());
+  std::sort(changes.begin(), changes.end());
+  double running = 0.0;
+  for (const auto& [time, change] : changes) {
+    running += change;
+    EXPECT_LE(running, options_.node_memory) << "at " << time;
   }
 }
 

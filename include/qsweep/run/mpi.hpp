@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "qsweep/common/error.hpp"
 
@@ -111,6 +112,9 @@ class Comm {
 
   // A communicator of its own, with MPI_ERRORS_RETURN: its messages never meet anyone else's.
   Comm duplicate() const;
+  // Collective: the ranks of this communicator that share memory with this one, i.e. run on the
+  // same node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED), ordered as here; MPI_ERRORS_RETURN.
+  Comm split_shared() const;
 
   MPI_Comm handle() const { return handle_; }
   int rank() const;
@@ -124,6 +128,15 @@ class Comm {
     if (rank() == root) bytes = to_bytes(value);
     broadcast_bytes(bytes, root);
     if (rank() != root) value = from_bytes<T>(std::move(bytes));
+  }
+
+  // Collective: every rank's `value`, in rank order, on `root` (empty on the other ranks).
+  template <class T>
+  std::vector<T> gather(const T& value, int root) const {
+    std::vector<T> values;
+    for (std::string& bytes : gather_bytes(to_bytes(value), root))
+      values.push_back(from_bytes<T>(std::move(bytes)));
+    return values;
   }
 
   template <class T>
@@ -143,6 +156,7 @@ class Comm {
  private:
   Comm(MPI_Comm handle, bool owned) : handle_(handle), owned_(owned) {}
   void broadcast_bytes(std::string& bytes, int root) const;
+  std::vector<std::string> gather_bytes(const std::string& bytes, int root) const;
   SendRequest isend_bytes(int dest, int tag, std::unique_ptr<const std::string> bytes) const;
   std::string recv_bytes(const Envelope& envelope) const;
 

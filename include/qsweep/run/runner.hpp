@@ -24,6 +24,12 @@ struct RunOptions {
   // progress_seconds (logs). `qsweep run` decides before MPI starts: see progress_in_place().
   bool progress_in_place = false;
   std::string command_line;  // stored as provenance
+  // Memory (bytes; docs/running.md, "Memory"). A task whose estimate plus its rank's baseline
+  // exceeds max_task_memory is refused before the run starts (0: the node's memory divided by
+  // the ranks that share it). node_memory is what the tasks and ranks on one node may hold
+  // together (0: the node's physical memory, or its cgroup limit where lower).
+  double max_task_memory = 0.0;
+  double node_memory = 0.0;
 };
 
 struct RunResult {

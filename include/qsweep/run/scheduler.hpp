@@ -5,6 +5,7 @@
 #include <boost/serialization/vector.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "qsweep/sweep/plan.hpp"
@@ -30,6 +31,9 @@ struct Batch {
 // The plan's cost estimate with a floor, so that tasks estimated at zero still count (a batch of
 // them is bounded by the task limit, not unbounded).
 double scheduling_cost(const sweep::Task& task);
+// The plan's memory estimates of a task (bytes; 0 if not finite or negative).
+double scheduling_memory(const sweep::Task& task);
+double scheduling_result_memory(const sweep::Task& task);
 
 class Scheduler {
  public:
@@ -43,10 +47,18 @@ class Scheduler {
   double remaining_cost() const { return remaining_cost_; }
 
   // The next tasks in order while their total cost stays within `budget`: at least one task
-  // (a task bigger than the budget goes alone), at most `max_tasks`.
-  Batch next(double budget, std::size_t max_tasks);
+  // (a task bigger than the budget goes alone), at most `max_tasks`, and while their memory
+  // (memory_of) stays within `memory_room`. An empty batch if the next task alone needs more
+  // memory than that: it waits, and no later task overtakes it.
+  Batch next(double budget, std::size_t max_tasks,
+             double memory_room = std::numeric_limits<double>::infinity());
 
   double cost_of(const Batch& batch) const;
+  // Peak memory of a batch (bytes, sweep/cost.hpp): its tasks run one after another, each while
+  // the results of those before it are held, so the largest of (task's memory + earlier results).
+  double memory_of(const Batch& batch) const;
+  // The memory of the next task alone (0 if none is left).
+  double next_memory() const;
 
  private:
   const sweep::Plan& plan_;

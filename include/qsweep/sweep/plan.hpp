@@ -28,6 +28,9 @@ struct Plan {
   std::uint64_t seed = 0;
   bool on_unstable_error = false;  // `on_unstable: error`
   std::vector<Task> tasks;         // tasks[i].id == i
+  // Where each block is, for messages about a whole task: "FILE:LINE:COLUMN" (Task::block
+  // indexes it), "qsweep eval" for a plan from flags.
+  std::vector<std::string> block_locations;
   // Tasks outside the stability region (known at validation; stored with status unstable).
   std::vector<std::uint64_t> unstable_tasks;
 };

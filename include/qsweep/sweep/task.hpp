@@ -20,6 +20,12 @@ struct Task {
   int block = 0;           // 0-based index of the sweep block it came from
   std::uint64_t seed = 0;  // sweep seed; the task's streams are Rng(seed, id, replication)
   double cost = 0.0;       // estimated cost (seconds-ish units, comparable across methods)
+  // Estimated peak bytes the task adds to the memory of the process that runs it, its result
+  // included, and of those the result's (held until the task's batch is written); sweep/cost.hpp.
+  // Not serialised: the plan hash is computed through serialize(), and results files written
+  // before memory was estimated must still resume.
+  double memory = 0.0;
+  double result_memory = 0.0;
 
   // System parameters (exact and simulate; left at their defaults for ldp, whose n and lambda
   // are in ldp::Options). Family parameters that a family does not use keep their defaults.

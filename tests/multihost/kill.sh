@@ -43,7 +43,7 @@ snapshots=()
 kills=0
 for way in whole-job host-3 host-1 whole-job-from-host-2; do
   spec=1:1,2:1,3:1
-  [ "$way" = whole-job-from-host-2 ] && spec=2:1,3:1,1:1
+  if [ "$way" = whole-job-from-host-2 ]; then spec=2:1,3:1,1:1; fi
   use_hosts "$spec"
   # Three tasks not done yet, at random: the first of them handed out holds its rank's batch.
   held=()

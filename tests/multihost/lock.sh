@@ -24,7 +24,7 @@ read -ra all_tasks <<<"$(task_ids reference.h5)"
 rank0_of_job() {
   local rank
   for rank in $(job_ranks "$1"); do
-    [ "$(host_of_pid "$rank")" = 1 ] && echo "$rank"
+    if [ "$(host_of_pid "$rank")" = 1 ]; then echo "$rank"; fi
   done
 }
 expect_refused() {  # $1 log of the refused run, $2 the holder's pid

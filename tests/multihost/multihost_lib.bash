@@ -8,7 +8,8 @@
 #   use_hosts 1:2,2:1                                   # 2 ranks on host 1, then 1 on host 2
 #   mpi 3 "$QSWEEP" run ...
 # Not root: "SKIP: reason", exit 77, unless QSWEEP_REQUIRE_MULTIHOST=1 or CI is set (then it
-# fails). Any other missing piece fails with its reason.
+# fails); also MPICH before 4.2 (mpich_without_tcp_finalize_fix). Any other missing piece fails
+# with its reason.
 # shellcheck source=tests/integration/run_lib.bash
 source "$(dirname "${BASH_SOURCE[0]}")/../integration/run_lib.bash" "$@"
 # shellcheck source=tests/multihost/netns_hosts.bash
@@ -23,8 +24,28 @@ hosts_up() {
     fi
     exit $MULTIHOST_SKIP
   fi
+  mpich_without_tcp_finalize_fix
   trap 'stop_releasing; end_jobs; hosts_destroy; rm -rf "$WORK"' EXIT
   hosts_create "$1" || fail "could not make $1 namespace hosts (messages above)"
+}
+
+# MPICH before 4.2 with UCX (Debian 12's 4.0.2, ch4:ucx) hangs in MPI_Finalize in about one run
+# in four of 3-4 ranks when UCX may use TCP alone (measured here; pmodels/mpich#6596: a rank
+# waits in PMI's barrier while a peer's disconnect needs its progress; fixed in 4.2). With UCX's
+# own choice, ranks on different namespace hosts talk through sysv shared memory (UCX sees one
+# machine), which these tests exclude. So such an MPICH is skipped (exit 77, the reason printed);
+# QSWEEP_MULTIHOST_MPICH=1 runs the tests anyway.
+mpich_without_tcp_finalize_fix() {
+  if [ "$MPI_FAMILY" != mpich ] || [ "${QSWEEP_MULTIHOST_MPICH:-0}" = 1 ]; then return 0; fi
+  local info version
+  info=$("$MPIEXEC" -info 2>/dev/null || true)
+  version=$(sed -n 's/^ *Version: *//p' <<<"$info" | head -n 1)
+  [[ "$info" == *ch4:ucx* ]] || return 0
+  [ -n "$version" ] || fail "cannot tell the version of $MPIEXEC (-info)"
+  [ "$(printf '%s\n' 4.2 "$version" | sort -V | head -n 1)" = 4.2 ] && return 0
+  echo "SKIP: MPICH $version (ch4:ucx) hangs in MPI_Finalize with UCX over TCP alone" \
+    "(pmodels/mpich#6596, fixed in MPICH 4.2); QSWEEP_MULTIHOST_MPICH=1 runs these tests anyway"
+  exit $MULTIHOST_SKIP
 }
 
 # use_hosts SPEC [FROM]: the launches from now on place ranks as SPEC says ("1:2,3:1": 2 slots on

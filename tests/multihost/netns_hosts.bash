@@ -42,7 +42,8 @@ on_host() {
 # hosts_launch_args FAMILY SPEC: SPEC "1:2,3:1" is 2 slots on host 1, then 1 on host 3 (filled in
 # that order: rank 0 on the first). Open MPI: the rsh agent netns-rsh starts the daemons of the
 # other hosts; point-to-point traffic over TCP only (pml ob1, btl tcp: no shared memory, no UCX)
-# on the hosts' subnet. MPICH's Hydra: the same agent through its ssh launcher, control
+# on the hosts' subnet; no binding to cores (every host would bind its first rank to core 0 of
+# the one machine they share). MPICH's Hydra: the same agent through its ssh launcher, control
 # connections on eth0; in HOSTS_LAUNCH_ENV (for Hydra's environment, which it passes to every
 # rank) UCX on TCP alone and every process treated as on another node (MPIR_CVAR_NOLOCAL: no
 # shared memory either). netns-rsh passes no environment: Open MPI's ranks get only what -x names.
@@ -55,7 +56,7 @@ hosts_launch_args() {
     # shellcheck disable=SC2054  # commas inside words (btl tcp,self)
     HOSTS_LAUNCH_ARGS=(--host "${list[*]}" --mca plm_rsh_agent "$NETNS_RSH" --mca pml ob1
       --mca btl tcp,self --mca btl_tcp_if_include "$MULTIHOST_SUBNET"
-      --mca oob_tcp_if_include "$MULTIHOST_SUBNET")
+      --mca oob_tcp_if_include "$MULTIHOST_SUBNET" --bind-to none)
     HOSTS_LAUNCH_ENV=()
   else
     HOSTS_LAUNCH_ARGS=(-launcher ssh -launcher-exec "$NETNS_RSH" -hosts "${list[*]}" -iface eth0)

@@ -13,8 +13,8 @@ source "$(dirname "$0")/multihost_lib.bash" "$@"
 source "$SOURCE_DIR/tests/multihost/netns_slurm.bash"
 small=$SOURCE_DIR/tests/integration/slurm_small.yaml
 long=$SOURCE_DIR/tests/integration/slurm_long.yaml
-[ "$MPI_FAMILY" = openmpi ] || fail "the SLURM test across hosts runs under Open MPI (jobs/qsweep-job.sh's mpirun is Open MPI's); this build uses $MPIEXEC"
 hosts_up 2
+[ "$MPI_FAMILY" = openmpi ] || fail "the SLURM test across hosts runs under Open MPI (jobs/qsweep-job.sh's mpirun is Open MPI's); this build uses $MPIEXEC"
 if [ "$(id -u)" -eq 0 ]; then
   bash "$SOURCE_DIR/scripts/slurm-local.sh" install || fail "could not install slurm-wlm and munge"
 fi
@@ -40,8 +40,11 @@ mpi 2 "$QSWEEP" run "$small" -o reference.h5 --quiet
 # For the jobs (sbatch passes the environment on): where qsweep is, and TCP only between ranks.
 export QSWEEP QSWEEP_DIR=$SOURCE_DIR OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self
 
+# Jobs get 30 minutes: jobs/sweep.sbatch asks for SLURM's walltime warning 300 s before the end
+# (--signal=B:USR1@300), which a shorter limit would make due at once, arriving whenever
+# slurmctld next checks the limits — maybe while a job runs.
 submit() {  # name, launcher (srun, mpirun, auto): a 2-node, 4-task job of the small sweep
-  QSWEEP_LAUNCHER=$2 slurm sbatch --parsable --nodes=2 --ntasks-per-node=2 --ntasks=4 --time=5 \
+  QSWEEP_LAUNCHER=$2 slurm sbatch --parsable --nodes=2 --ntasks-per-node=2 --ntasks=4 --time=30 \
     --nodelist="$nodes" --output="$1.log" "$SOURCE_DIR/jobs/sweep.sbatch" "$small" -o "$1.h5"
 }
 declare -A job
@@ -69,7 +72,7 @@ grep -q 'launcher: srun --mpi=pmix (4 ranks)' auto.log || fail "auto.log: srun w
 read -ra long_tasks <<<"$(sweep_task_ids "$long")"
 hold_tasks hold "${long_tasks[@]}"
 signal_job=$(QSWEEP_LAUNCHER=mpirun slurm sbatch --parsable --nodes=2 --ntasks-per-node=2 --ntasks=4 \
-  --time=5 --nodelist="$nodes" --output=signal.log "$SOURCE_DIR/jobs/sweep.sbatch" "$long" -o signal.h5)
+  --time=30 --nodelist="$nodes" --output=signal.log "$SOURCE_DIR/jobs/sweep.sbatch" "$long" -o signal.h5)
 no_hold
 running=()
 for _ in 1 2 3 4; do
@@ -80,7 +83,7 @@ done
 for n in 1 2; do
   ranks_here=0
   for pid in $(host_pids "$n"); do
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = qsweep ] && ranks_here=$((ranks_here + 1))
+    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = qsweep ]; then ranks_here=$((ranks_here + 1)); fi
   done
   [ "$ranks_here" -eq 2 ] || fail "$ranks_here qsweep processes on node $n, expected 2"
 done

@@ -77,6 +77,7 @@ netns_slurm_start() {
   for ((n = 1; n <= MULTIHOST_COUNT; n++)); do
     mkdir -p "$dir/node-tmp/h$n"
     # A mount namespace of slurmd's own, gone with its last process.
+    # shellcheck disable=SC2016  # expanded by the inner bash
     on_host "$n" unshare --mount --propagation private bash -c \
       'mount --bind "$1" "$2" && exec slurmd -f "$SLURM_CONF" -N "$3"' \
       slurmd "$dir/node-tmp/h$n" "$dir/tmp" "$(host_name "$n")" || return 1

@@ -32,8 +32,9 @@ std::string single_rank_mislaunch(int world_size, const Environment& env) {
   return "SLURM asked for several tasks (" + asked +
          ") but MPI sees 1 rank: qsweep run was started without srun or mpirun, or by a "
          "launcher that gives its processes no MPI ranks (srun --mpi=none), and each process "
-         "would run the whole sweep alone into the same file; start it with srun --mpi=pmix or "
-         "mpirun (docs/cluster.md), or set QSWEEP_ALLOW_SINGLE_RANK=1 to use one rank on purpose";
+         "would run the whole sweep alone into the same file; start it with srun (--mpi=pmix for "
+         "Open MPI, --mpi=pmi2 for MPICH) or mpirun (docs/cluster.md), or set "
+         "QSWEEP_ALLOW_SINGLE_RANK=1 to use one rank on purpose";
 }
 
 bool started_by_mpi_launcher(const Environment& env) {

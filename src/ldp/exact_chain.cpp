@@ -124,7 +124,7 @@ class LumpedChain {
     }
     absorbed_by_jobs_.assign(static_cast<std::size_t>(max_jobs() + 2), 0.0);
     build_rows();
-    count_groups();
+    if (tilted()) find_min_distance_by_jobs();
   }
 
   std::int64_t states() const { return states_; }
@@ -178,8 +178,9 @@ class LumpedChain {
 
   // The groups the bounds weigh together: untilted, the states at one distance D; tilted, the
   // states with one number of jobs J (whose weights need a^-J), each with the least D among them.
-  std::size_t groups() const { return tilted() ? by_jobs_.size() : by_distance_.size(); }
-  const std::vector<double>& group_counts() const { return tilted() ? by_jobs_ : by_distance_; }
+  std::size_t groups() const {
+    return static_cast<std::size_t>(tilted() ? max_jobs() + 1 : (J_ - 1) * n_ + 2);
+  }
   std::int64_t group_distance(std::size_t g) const {
     return tilted() ? min_distance_by_jobs_[g] : static_cast<std::int64_t>(g);
   }
@@ -349,21 +350,17 @@ class LumpedChain {
     }
   }
 
-  // States per distance, per number of jobs, and the least distance at each number of jobs.
-  void count_groups() {
-    by_distance_.assign(static_cast<std::size_t>((J_ - 1) * n_ + 2), 0.0);
-    by_jobs_.assign(static_cast<std::size_t>(max_jobs() + 1), 0.0);
-    min_distance_by_jobs_.assign(by_jobs_.size(), std::numeric_limits<std::int64_t>::max());
+  // The least distance among the states with each number of jobs.
+  void find_min_distance_by_jobs() {
+    min_distance_by_jobs_.assign(static_cast<std::size_t>(max_jobs() + 1),
+                                 std::numeric_limits<std::int64_t>::max());
     std::vector<std::int64_t> c;
     for (const Row& row : rows_) {
       c = row.counts;
       for (std::int64_t x = 0; x <= row.remaining; ++x) {
         set_varying_counts(row, x, c);
-        const std::int64_t distance = min_steps_to_absorb(c);
-        const auto jobs = static_cast<std::size_t>(row.jobs0 + slope_ * x);
-        by_distance_[static_cast<std::size_t>(distance)] += 1.0;
-        by_jobs_[jobs] += 1.0;
-        min_distance_by_jobs_[jobs] = std::min(min_distance_by_jobs_[jobs], distance);
+        auto& least = min_distance_by_jobs_[static_cast<std::size_t>(row.jobs0 + slope_ * x)];
+        least = std::min(least, min_steps_to_absorb(c));
       }
     }
   }
@@ -483,8 +480,7 @@ class LumpedChain {
   std::vector<Move> moves_;  // by target row
   std::vector<Move> absorbing_moves_;
   std::vector<double> absorbed_by_jobs_;  // u absorbed by the current step
-  std::vector<double> by_distance_, by_jobs_;
-  std::vector<std::int64_t> min_distance_by_jobs_;
+  std::vector<std::int64_t> min_distance_by_jobs_;  // tilted only
 };
 
 // ln of the weight a group's unit of u a^Jmin (or flushed mass) gets in the bounds after step k:
@@ -496,25 +492,28 @@ class BoundWeights {
   BoundWeights(const LumpedChain& chain, double mu, double log_phi)
       : chain_(chain), mu_(mu), log_phi_(log_phi) {}
 
-  void compute(std::int64_t k, std::vector<double>& weights) const {
+  // The weights at step k of the groups with mass (the others stay -inf); returns the largest
+  // weight any group can have, for the flushes: G(k + 1), or sup_{K >= 1} G(k + K) phi^K tilted.
+  double compute(std::int64_t k, const std::vector<double>& masses,
+                 std::vector<double>& weights) const {
     weights.assign(chain_.groups(), minus_infinity);
-    const std::vector<double>& counts = chain_.group_counts();
     if (!chain_.tilted()) {
       for (std::size_t g = 0; g < weights.size(); ++g)
-        if (counts[g] > 0.0) weights[g] = log_poisson_tail(k + chain_.group_distance(g), mu_);
-      return;
+        if (masses[g] > 0.0) weights[g] = log_poisson_tail(k + chain_.group_distance(g), mu_);
+      return log_poisson_tail(k + 1, mu_);
     }
     const double a_log = chain_.log_tilt();
     const auto min_jobs = static_cast<double>(chain_.min_absorbing_jobs());
     const std::int64_t peak = argmax_tail_times_phi(k);
     const double at_peak = tail_times_phi(k, peak);
     for (std::size_t g = 0; g < weights.size(); ++g) {
-      if (counts[g] == 0.0) continue;
+      if (!(masses[g] > 0.0)) continue;
       const std::int64_t D = chain_.group_distance(g);
       const double direct = log_poisson_tail(k + D, mu_);
       const double sup = D >= peak ? direct + static_cast<double>(D) * log_phi_ : at_peak;
       weights[g] = std::min(direct - (static_cast<double>(g) - min_jobs) * a_log, sup);
     }
+    return at_peak;
   }
 
  private:
@@ -618,8 +617,9 @@ ChainRun run_chain(const Options& options, double tilt) {
   // per step (j services, j routings) and gives one absorbed product; one more per rescale.
   const double log_flushes_per_state_step = std::log(DBL_MIN * (2.0 * options.j + 1));
   const BoundWeights bound_weights(chain, mu, log_phi);
-  std::vector<double> weights_then, weights_now, masses;
-  bound_weights.compute(0, weights_then);
+  std::vector<double> weights, masses(chain.groups(), 0.0);
+  double largest_weight_then = bound_weights.compute(0, masses, weights);
+  const double log_states = std::log(static_cast<double>(states));
   ExtendedSum lower;
   double log_lower = minus_infinity, log_flushed = minus_infinity, log_remaining = minus_infinity;
   std::int64_t k = 0, last_check = 0;
@@ -635,15 +635,14 @@ ChainRun run_chain(const Options& options, double tilt) {
     if (k % check_every != 0) continue;
     log_lower = lower.log();
     const double total = chain.group_masses(current, masses);
-    bound_weights.compute(k, weights_now);
-    log_remaining = log_scale() + log_weighted_sum(masses, weights_now);
-    // Flushes during steps last_check + 1 .. k (and the rescales since) add at most their
-    // count times the weights at last_check, which only decrease with k.
+    const double largest_weight = bound_weights.compute(k, masses, weights);
+    log_remaining = log_scale() + log_weighted_sum(masses, weights);
+    // Flushes during steps last_check + 1 .. k (and the rescales since), at every state, add at
+    // most their count times the largest weight at last_check (weights only decrease with k).
     const double flushes = static_cast<double>(k - last_check + rescales);
-    log_flushed =
-        log_add(log_flushed, log_scale() + log_flushes_per_state_step + std::log(flushes) +
-                                 log_weighted_sum(chain.group_counts(), weights_then));
-    weights_then.swap(weights_now);
+    log_flushed = log_add(log_flushed, log_scale() + log_flushes_per_state_step + log_states +
+                                           std::log(flushes) + largest_weight_then);
+    largest_weight_then = largest_weight;
     last_check = k;
     rescales = 0;
     const double log_gap = log_add(log_remaining, log_flushed);

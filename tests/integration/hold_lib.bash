@@ -34,17 +34,22 @@ no_hold() {
 
 # wait_started [PID]: waits until a held task announced itself and sets STARTED_TASK to its id.
 # With PID (e.g. "$JOB_PID"), fails as soon as that process has ended without an announcement.
+# A read whose 1 s timeout strikes in the middle of a line keeps the part it read (the next read
+# returns the rest), so the parts are joined.
 wait_started() {
-  local pid=${1:-} waited=0
+  local pid=${1:-} waited=0 part
   STARTED_TASK=
   [ -n "${HOLD_FD:-}" ] || fail "wait_started before hold_tasks"
-  until read -r -t 1 -u "$HOLD_FD" STARTED_TASK; do
+  until read -r -t 1 -u "$HOLD_FD" part; do
+    STARTED_TASK+=$part
     if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
       fail "the run (pid $pid) ended before a held task started"
     fi
     waited=$((waited + 1))
     [ "$waited" -lt "$HOLD_TIMEOUT" ] || fail "no held task started within $HOLD_TIMEOUT s"
   done
+  STARTED_TASK+=$part
+  [[ "$STARTED_TASK" =~ ^[0-9]+$ ]] || fail "a held task announced '$STARTED_TASK', not a task id"
 }
 
 # release: lets go the held tasks waiting now (returns once at least one has taken the release).

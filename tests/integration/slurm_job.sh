@@ -14,17 +14,19 @@ sweep=$SOURCE_DIR/tests/integration/slurm_small.yaml
 mpirun -n 2 --oversubscribe "$QSWEEP_BIN" run "$sweep" -o reference.h5 --quiet
 check_complete reference.h5 2
 
+# --time=30: jobs/sweep.sbatch asks for USR1 300 s before the limit; a shorter limit would send it
+# at slurmctld's next check, mid-job on a slow machine.
 # Each launcher explicitly, the automatic choice, the automatic choice where srun gives no MPI
 # ranks, and the classic mis-launch: qsweep without a launcher in a batch job of 3 tasks.
-srun_job=$(QSWEEP_LAUNCHER=srun sbatch --parsable --ntasks=3 --time=5 --output=srun.log \
+srun_job=$(QSWEEP_LAUNCHER=srun sbatch --parsable --ntasks=3 --time=30 --output=srun.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o srun.h5)
-mpirun_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=5 --output=mpirun.log \
+mpirun_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=30 --output=mpirun.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o mpirun.h5)
-auto_job=$(sbatch --parsable --ntasks=3 --time=5 --output=auto.log \
+auto_job=$(sbatch --parsable --ntasks=3 --time=30 --output=auto.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o auto.h5)
-fallback_job=$(QSWEEP_SRUN_MPI=none sbatch --parsable --ntasks=3 --time=5 --output=fallback.log \
+fallback_job=$(QSWEEP_SRUN_MPI=none sbatch --parsable --ntasks=3 --time=30 --output=fallback.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o fallback.h5)
-alone_job=$(sbatch --parsable --ntasks=3 --time=5 --output=alone.log \
+alone_job=$(sbatch --parsable --ntasks=3 --time=30 --output=alone.log \
   --wrap "'$QSWEEP_BIN' run '$sweep' -o alone.h5")
 echo "submitted jobs $srun_job (srun), $mpirun_job (mpirun), $auto_job (auto)," \
   "$fallback_job (auto, srun without MPI ranks), $alone_job (no launcher)"
@@ -60,7 +62,7 @@ grep -q 'SLURM_NTASKS=3.*MPI sees 1 rank' alone.log || fail "alone.log does not 
 # says so), the held tasks are let go: the running batches finish, the rest stays pending.
 read -ra long_tasks <<<"$(sweep_task_ids "$SOURCE_DIR/tests/integration/slurm_long.yaml")"
 hold_tasks hold "${long_tasks[@]}"
-signal_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=5 --output=signal.log \
+signal_job=$(QSWEEP_LAUNCHER=mpirun sbatch --parsable --ntasks=3 --time=30 --output=signal.log \
   "$SOURCE_DIR/jobs/sweep.sbatch" "$SOURCE_DIR/tests/integration/slurm_long.yaml" -o signal.h5)
 no_hold
 wait_started

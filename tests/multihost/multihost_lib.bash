@@ -48,26 +48,6 @@ mpich_without_tcp_finalize_fix() {
   exit $MULTIHOST_SKIP
 }
 
-# hold_lib.bash's wait_started, with one fix (to move there; its owner has been told): a read
-# whose 1 s timeout strikes in the middle of a line keeps the part it read and the next read
-# returns the rest, so under load STARTED_TASK could be a part of the id or empty. The parts are
-# joined here.
-wait_started() {
-  local pid=${1:-} waited=0 part
-  STARTED_TASK=
-  [ -n "${HOLD_FD:-}" ] || fail "wait_started before hold_tasks"
-  until read -r -t 1 -u "$HOLD_FD" part; do
-    STARTED_TASK+=$part
-    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
-      fail "the run (pid $pid) ended before a held task started"
-    fi
-    waited=$((waited + 1))
-    [ "$waited" -lt "$HOLD_TIMEOUT" ] || fail "no held task started within $HOLD_TIMEOUT s"
-  done
-  STARTED_TASK+=$part
-  [[ "$STARTED_TASK" =~ ^[0-9]+$ ]] || fail "a held task announced '$STARTED_TASK', not a task id"
-}
-
 # use_hosts SPEC [FROM]: the launches from now on place ranks as SPEC says ("1:2,3:1": 2 slots on
 # host 1, then 1 on host 3, filled in that order, so rank 0 is on the first host), with the
 # launcher started on host FROM (default: the first host of SPEC). use_hosts none: one host, the

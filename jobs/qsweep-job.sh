@@ -8,7 +8,8 @@
 # Settings (environment, all optional):
 #   QSWEEP           the qsweep executable (default: qsweep on PATH, else $QSWEEP_DIR/build/qsweep)
 #   QSWEEP_LAUNCHER  auto (default) | srun | mpirun
-#   QSWEEP_SRUN_MPI  the srun --mpi plugin (default pmix)
+#   QSWEEP_SRUN_MPI  the srun --mpi plugin (default: pmix for Open MPI, pmi2 for the MPICH family)
+#   QSWEEP_MPIRUN    the mpirun command (default mpirun; e.g. mpiexec.mpich, or a full path)
 #   QSWEEP_MAX_JOBS  most jobs in a self-resubmitting chain, the first included (default 10)
 
 # Exit codes of qsweep (include/qsweep/common/exit_codes.hpp).
@@ -26,59 +27,151 @@ qsweep_find_binary() {
   fi
 }
 
+# The MPI family of executable $1, from the MPI library it loads: openmpi, mpich (MPICH and the
+# libraries built on it: Intel MPI, MVAPICH, Cray MPICH) or unknown.
+qsweep_binary_mpi_family() {
+  local libraries
+  libraries=$(ldd "$1" 2>/dev/null) || { echo unknown; return; }
+  if grep -qE 'libopen-(pal|rte)\.so|libmpi\.so\.40' <<<"$libraries"; then
+    echo openmpi
+  elif grep -qE 'libmpich|libmpi(_[a-z]+)?\.so' <<<"$libraries"; then
+    echo mpich
+  else
+    echo unknown
+  fi
+}
+
+# What kind of launcher command $1 is: openmpi (Open MPI's mpirun), hydra (MPICH's mpiexec, which
+# says "HYDRA" in its --version) or unknown.
+qsweep_mpirun_kind() {
+  local version
+  version=$("$1" --version 2>&1) || true
+  if grep -qE 'Open MPI|OpenRTE' <<<"$version"; then
+    echo openmpi
+  elif grep -q HYDRA <<<"$version"; then
+    echo hydra
+  else
+    echo unknown
+  fi
+}
+
+# The srun --mpi plugin: QSWEEP_SRUN_MPI, else the one the MPI family's library speaks (Open MPI:
+# PMIx; MPICH: PMI-1/PMI-2, which SLURM's pmi2 plugin serves).
+qsweep_srun_plugin() {
+  if [ -n "${QSWEEP_SRUN_MPI:-}" ]; then
+    echo "$QSWEEP_SRUN_MPI"
+  elif [ "$QSWEEP_MPI_FAMILY" = mpich ]; then
+    echo pmi2
+  else
+    echo pmix
+  fi
+}
+
 # The launch command for candidate $1 (srun | mpirun), one word per line.
 qsweep_launch_command() {
   case $1 in
-    srun) printf '%s\n' srun "--mpi=${QSWEEP_SRUN_MPI:-pmix}" ;;
-    # Open MPI's mpirun reads the allocation (nodes, tasks per node) from SLURM itself.
-    mpirun) printf '%s\n' mpirun ;;
+    srun) printf '%s\n' srun "--mpi=$(qsweep_srun_plugin)" ;;
+    # mpirun reads the allocation (nodes, tasks per node) from SLURM itself. Hydra is told to
+    # start its proxies with srun (its default inside an allocation), so that the ranks are in a
+    # job step, where a stop signal reaches them (qsweep_request_stop).
+    mpirun)
+      printf '%s\n' "${QSWEEP_MPIRUN:-mpirun}"
+      [ "$(qsweep_mpirun_kind "${QSWEEP_MPIRUN:-mpirun}")" = hydra ] && printf '%s\n' -bootstrap slurm
+      ;;
   esac
+  return 0
 }
 
 # Whether srun gives the processes it starts their MPI ranks: a probe started like qsweep must see
-# SLURM_NTASKS distinct ranks 0..SLURM_NTASKS-1 from the process manager (PMIx or PMI-2). Fails
-# where srun lacks the plugin or the MPI library lacks the client (then mpirun is the choice).
+# SLURM_NTASKS distinct ranks 0..SLURM_NTASKS-1 in the variable the MPI library reads (Open MPI:
+# PMIX_RANK; MPICH: PMI_RANK; either when the family is not known). Fails where srun lacks the
+# plugin or the plugin speaks another protocol than the library (then mpirun is the choice).
 qsweep_srun_gives_ranks() {
   local -a launch
   mapfile -t launch < <(qsweep_launch_command srun)
   command -v srun >/dev/null || { qsweep_log "srun not found"; return 1; }
+  local rank_variable
+  # shellcheck disable=SC2016  # expanded by each launched process, not here
+  case $QSWEEP_MPI_FAMILY in
+    openmpi) rank_variable='${PMIX_RANK:-none}' ;;
+    mpich) rank_variable='${PMI_RANK:-none}' ;;
+    *) rank_variable='${PMIX_RANK:-${PMI_RANK:-none}}' ;;
+  esac
   local expected ranks
   expected=$(seq 0 $((SLURM_NTASKS - 1)) | tr '\n' ' ')
-  # shellcheck disable=SC2016  # expanded by each launched process, not here
-  ranks=$(timeout 120 "${launch[@]}" sh -c 'echo "${PMIX_RANK:-${PMI_RANK:-none}}"' \
+  ranks=$(timeout 120 "${launch[@]}" sh -c "echo \"$rank_variable\"" \
     2>/dev/null | sort -n | tr '\n' ' ')
   [ "$ranks" = "$expected" ] && return 0
   qsweep_log "probe ${launch[*]}: expected MPI ranks [${expected% }], got [${ranks% }]; not using srun"
   return 1
 }
 
-# Sets QSWEEP_LAUNCH (array): the launcher QSWEEP_LAUNCHER names, or for `auto` srun if it gives
-# MPI ranks, else mpirun.
+# Sets QSWEEP_LAUNCH (array) and QSWEEP_LAUNCHER_KIND (srun | openmpi | hydra | unknown): the
+# launcher QSWEEP_LAUNCHER names, or for `auto` srun if it gives MPI ranks, else mpirun. Refuses an
+# mpirun of the other MPI family than qsweep's (it would start one-rank MPI worlds).
 qsweep_choose_launcher() {
   local launcher=${QSWEEP_LAUNCHER:-auto}
   case $launcher in
     srun | mpirun) ;;
-    # srun is SLURM's own launcher; mpirun (Open MPI) is the fallback where srun lacks PMIx.
+    # srun is SLURM's own launcher; mpirun is the fallback where srun lacks the plugin.
     auto) if qsweep_srun_gives_ranks; then launcher=srun; else launcher=mpirun; fi ;;
     *) qsweep_log "QSWEEP_LAUNCHER must be auto, srun or mpirun, not '$launcher'"; return 1 ;;
   esac
   mapfile -t QSWEEP_LAUNCH < <(qsweep_launch_command "$launcher")
+  QSWEEP_LAUNCHER_KIND=srun
+  if [ "$launcher" = mpirun ]; then
+    local mpirun=${QSWEEP_LAUNCH[0]}
+    command -v "$mpirun" >/dev/null || { qsweep_log "$mpirun not found; set QSWEEP_MPIRUN"; return 1; }
+    QSWEEP_LAUNCHER_KIND=$(qsweep_mpirun_kind "$mpirun")
+    local family=$QSWEEP_LAUNCHER_KIND
+    [ "$family" = hydra ] && family=mpich
+    if [ "$family" != unknown ] && [ "$QSWEEP_MPI_FAMILY" != unknown ] && [ "$family" != "$QSWEEP_MPI_FAMILY" ]; then
+      local where
+      where=$(command -v "$mpirun")
+      [ "$where" = "$mpirun" ] || where="$mpirun ($where)"
+      qsweep_log "qsweep is built with $QSWEEP_MPI_FAMILY but $where is $family's launcher:" \
+        "load the MPI qsweep was built with, or set QSWEEP_MPIRUN to its mpirun"
+      return 1
+    fi
+  fi
   qsweep_log "launcher: ${QSWEEP_LAUNCH[*]} ($SLURM_NTASKS ranks)"
 }
 
 # Called on SIGUSR1 (the walltime warning, #SBATCH --signal=B:USR1@...), SIGTERM and SIGINT
-# reaching this batch shell: passes SIGUSR1 through the launcher, which forwards it to every rank,
-# so qsweep finishes cleanly with "incomplete" (4). (SIGTERM would make srun/mpirun kill the ranks.)
+# reaching this batch shell: sends SIGUSR1 to every rank, so qsweep drains and finishes cleanly
+# with "incomplete" (4). srun and Open MPI's mpirun forward it to every rank. MPICH's Hydra
+# mpiexec forwards it too, but then reports exit code 0 for ranks it signalled itself (whatever
+# they returned), which would end a resubmitting chain; so under Hydra the signal goes to the ranks
+# through SLURM instead: every step of the job (Hydra's proxies ignore it, the ranks under them
+# take it), not the batch step. (SIGTERM would make srun/mpirun kill the ranks.)
 qsweep_request_stop() {
-  QSWEEP_STOP_REQUESTED=1
+  QSWEEP_STOPS_REQUESTED=$((QSWEEP_STOPS_REQUESTED + 1))
   qsweep_log "signal: asking qsweep to stop"
-  [ -n "${QSWEEP_LAUNCHER_PID:-}" ] && kill -USR1 "$QSWEEP_LAUNCHER_PID" 2>/dev/null
+  # Before the launch, or before Hydra's job step exists, qsweep_job_run delivers it later.
+  if [ -n "${QSWEEP_LAUNCHER_PID:-}" ] && qsweep_signal_ranks; then
+    QSWEEP_STOPS_DELIVERED=$((QSWEEP_STOPS_DELIVERED + 1))
+  fi
+  return 0
+}
+
+# Sends SIGUSR1 to every rank of the running launch (see qsweep_request_stop); fails when Hydra's
+# job step does not exist yet.
+qsweep_signal_ranks() {
+  if [ "$QSWEEP_LAUNCHER_KIND" != hydra ]; then
+    kill -USR1 "$QSWEEP_LAUNCHER_PID" 2>/dev/null
+    return 0
+  fi
+  local steps step
+  steps=$(squeue -h -s -j "$SLURM_JOB_ID" -o %i 2>/dev/null | grep -E '^[0-9]+\.[0-9]+$') || return 1
+  for step in $steps; do
+    scancel --signal=USR1 "$step" || qsweep_log "could not signal step $step"
+  done
 }
 
 # Runs `qsweep run "$@"` on all ranks of the allocation and returns its exit code.
 qsweep_job_run() {
   : "${SLURM_JOB_ID:?qsweep-job.sh runs inside a SLURM job (sbatch)}"
-  QSWEEP_STOP_REQUESTED=0 QSWEEP_LAUNCHER_PID=
+  QSWEEP_STOPS_REQUESTED=0 QSWEEP_STOPS_DELIVERED=0 QSWEEP_LAUNCHER_PID=
   # Trapped from the start: a warning that arrives early must not end this shell.
   trap qsweep_request_stop USR1 TERM INT
   if [ -z "${SLURM_NTASKS:-}" ]; then
@@ -90,19 +183,25 @@ qsweep_job_run() {
   local qsweep
   qsweep=$(qsweep_find_binary)
   [ -x "$qsweep" ] || { qsweep_log "qsweep executable not found ($qsweep); set QSWEEP"; return $QSWEEP_EXIT_ERROR; }
+  QSWEEP_MPI_FAMILY=$(qsweep_binary_mpi_family "$qsweep")
+  qsweep_log "qsweep: $qsweep (MPI: $QSWEEP_MPI_FAMILY)"
   qsweep_choose_launcher || return $QSWEEP_EXIT_ERROR
-  if [ "$QSWEEP_STOP_REQUESTED" -eq 1 ]; then
+  if [ "$QSWEEP_STOPS_REQUESTED" -gt 0 ]; then
     qsweep_log "stopped before qsweep started"
     return $QSWEEP_EXIT_INCOMPLETE
   fi
 
   "${QSWEEP_LAUNCH[@]}" "$qsweep" run "$@" &
   QSWEEP_LAUNCHER_PID=$!
-  [ "$QSWEEP_STOP_REQUESTED" -eq 1 ] && kill -USR1 "$QSWEEP_LAUNCHER_PID"  # arrived during the fork
   local rc
   # `wait` returns early (status > 128) whenever a trapped signal arrives; wait again until the
-  # launcher has really exited.
+  # launcher has really exited. A stop that reached no rank yet (it arrived during the fork, or
+  # Hydra's job step had not started) is tried again every half second.
   while true; do
+    if [ "$QSWEEP_STOPS_DELIVERED" -lt "$QSWEEP_STOPS_REQUESTED" ]; then
+      if qsweep_signal_ranks; then QSWEEP_STOPS_DELIVERED=$((QSWEEP_STOPS_DELIVERED + 1)); else sleep 0.5; fi
+      kill -0 "$QSWEEP_LAUNCHER_PID" 2>/dev/null && continue
+    fi
     wait "$QSWEEP_LAUNCHER_PID"
     rc=$?
     kill -0 "$QSWEEP_LAUNCHER_PID" 2>/dev/null || break

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds qsweep and runs every test: the Release build (warnings are errors) with all unit and
-# MPI/HDF5 integration tests, then the unit tests again under AddressSanitizer + UBSan.
+# Builds qsweep and runs every test: the Release build against Open MPI (warnings are errors) with
+# all unit and MPI/HDF5 integration tests; the same source against MPICH (build-mpich/) with every
+# test again under MPICH's launcher; then the unit tests again under AddressSanitizer + UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,6 +10,9 @@ jobs=$(nproc)
 
 bash scripts/build.sh
 (cd build && ctest --output-on-failure --timeout 1200)
+
+bash scripts/build.sh --mpi mpich
+(cd build-mpich && ctest --output-on-failure --timeout 1200)
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)

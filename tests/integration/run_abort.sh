@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Errors outside a task end the whole job, never hang it: a full disk while the results file is
-# created makes the failing rank print the HDF5 call and cause, and MPI_Abort ends every rank
-# (exit 1, no results file under the final name and no .partial left); a rank killed mid-run ends the job too, and the
-# file it leaves is resumed to the uninterrupted result.
+# created (on 1 and on 3 ranks) makes the failing rank print the HDF5 call and cause, and MPI_Abort
+# ends every rank (exit 1, no results file under the final name and no .partial left); a rank
+# killed mid-run ends the job too, and the file it leaves is resumed to the uninterrupted result.
 # Usage: run_abort.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 
@@ -31,19 +31,44 @@ if ! mount -t tmpfs -o size=1m tmpfs full 2>/dev/null; then
   echo "PASS: a dead rank ends the job and the file resumes"
   exit 0
 fi
-trap 'stop_releasing; end_jobs; umount "$WORK/full" 2>/dev/null; rm -rf "$WORK"' EXIT
-rc=0
-# Help messages not aggregated: the aggregation now and then loses the MPI_ABORT message.
-launch_command -n 3 --oversubscribe --mca orte_base_help_aggregate 0 "$QSWEEP" run \
-  "$SOURCE_DIR/tests/integration/run_scale.yaml" -o full/out.h5 --quiet
-timeout 120 "${LAUNCH[@]}" >abort.log 2>&1 || rc=$?
-cat abort.log | grep -v '^-\+$' | head -20
-[ "$rc" -ne 124 ] || fail "the job hung after an I/O error"
-[ "$rc" -eq 1 ] || fail "exit code $rc after an I/O error, expected 1"
-grep -qE "qsweep: rank [0-9]: error: H5[A-Za-z0-9]+\(/?[A-Za-z0-9_./]+\) failed: .*(No space left|write failed|unable)" abort.log ||
-  fail "no message naming the failed HDF5 call and its object"
-# Open MPI's words, then MPICH's.
-grep -qE "MPI_ABORT was invoked|application called MPI_Abort" abort.log || fail "the job was not ended with MPI_Abort"
-[ ! -e full/out.h5 ] || fail "a half-made file got the final name"
-[ ! -e full/out.h5.partial ] || fail "the failed creation left full/out.h5.partial behind"
+# Lazily: a rank that MPICH's Hydra left behind for a moment (it ends the job by killing its
+# proxies) may still hold the file system.
+trap 'stop_releasing; end_jobs; umount -l "$WORK/full" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+# full_disk RANKS: the sweep into the full file system on RANKS ranks must end (no hang) with exit
+# 1, leaving no file under the final name and no .partial; ABORT_LOG is its output.
+full_disk() {
+  local rc=0
+  rm -rf full/*
+  # Help messages not aggregated: the aggregation now and then loses the MPI_ABORT message.
+  if [ "$1" -eq 1 ]; then
+    LAUNCH=("$QSWEEP")
+  else
+    launch_command -n "$1" --oversubscribe --mca orte_base_help_aggregate 0 "$QSWEEP"
+  fi
+  ABORT_LOG=abort-$1.log
+  timeout 120 "${LAUNCH[@]}" run "$SOURCE_DIR/tests/integration/run_scale.yaml" -o full/out.h5 --quiet \
+    >"$ABORT_LOG" 2>&1 || rc=$?
+  grep -v '^-\+$' "$ABORT_LOG" | head -20 || true
+  [ "$rc" -ne 124 ] || fail "$1 rank(s): the job hung after an I/O error"
+  [ "$rc" -eq 1 ] || fail "$1 rank(s): exit code $rc after an I/O error, expected 1"
+  [ ! -e full/out.h5 ] || fail "$1 rank(s): a half-made file got the final name"
+  [ ! -e full/out.h5.partial ] || fail "$1 rank(s): the failed creation left full/out.h5.partial behind"
+}
+# The failing rank's message names the HDF5 call and its object, and MPI_Abort (Open MPI's words,
+# then MPICH's) ended the job.
+abort_messages() {
+  grep -qE "qsweep: rank [0-9]: error: H5[A-Za-z0-9]+\(/?[A-Za-z0-9_./]+\) failed: .*(No space left|write failed|unable)" "$ABORT_LOG" ||
+    fail "no message naming the failed HDF5 call and its object"
+  grep -qE "MPI_ABORT was invoked|application called MPI_Abort" "$ABORT_LOG" || fail "the job was not ended with MPI_Abort"
+}
+full_disk 1
+abort_messages
+full_disk 3
+if [ "$MPI_FAMILY" = openmpi ]; then
+  abort_messages
+else
+  # MPICH's Hydra mpiexec exits as soon as a rank calls MPI_Abort, dropping the ranks' output that
+  # is still on its way (the messages), so here they are only shown; one rank printed them above.
+  echo "3 ranks under Hydra: $(grep -c '^qsweep: rank' "$ABORT_LOG") qsweep error line(s) arrived (not required)"
+fi
 echo "PASS: a dead rank ends the job and the file resumes; an I/O error aborts with a message"

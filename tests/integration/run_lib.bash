@@ -8,7 +8,6 @@ SOURCE_DIR=$(realpath "$2")
 PYTHON=/usr/bin/python3  # Debian's, with h5py and numpy
 CHECK="$PYTHON $SOURCE_DIR/tests/integration/results_check.py"
 WORK=$(mktemp -d /tmp/qsweep-run-test.XXXXXX)
-# A failed check must not leave a job behind (a held task would keep it, and ctest, waiting).
 # A failed check must not leave a job behind (a held task would keep it, and ctest, waiting):
 # this shell's running background jobs and their children are killed.
 end_jobs() {
@@ -29,40 +28,8 @@ fail() {
 # shellcheck source=tests/integration/hold_lib.bash
 source "$SOURCE_DIR/tests/integration/hold_lib.bash"
 
-# `mpirun` in these scripts is the launcher of the MPI qsweep is built with: QSWEEP_MPIEXEC
-# (tests/CMakeLists.txt sets it), else the mpirun on PATH. The scripts give Open MPI's flags; for
-# MPICH's Hydra, which oversubscribes and passes the whole environment to every rank by default
-# and knows neither flag, --oversubscribe, -x VAR and --mca NAME VALUE are left out.
-export QSWEEP_MPIEXEC=${QSWEEP_MPIEXEC:-$(type -P mpirun)}
-MPIEXEC=$QSWEEP_MPIEXEC
-if "$MPIEXEC" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then MPI_FAMILY=openmpi; else MPI_FAMILY=mpich; fi
-# launch_command ARGS... sets LAUNCH to that command (for `timeout "${LAUNCH[@]}"`).
-launch_command() {
-  LAUNCH=("$MPIEXEC")
-  if [ "$MPI_FAMILY" = openmpi ]; then
-    LAUNCH+=("$@")
-    return
-  fi
-  while [ $# -gt 0 ]; do
-    case "$1" in
-      --oversubscribe) shift ;;
-      -x) shift 2 ;;
-      --mca) shift 3 ;;
-      *) LAUNCH+=("$1"); shift ;;
-    esac
-  done
-}
-mpirun() {
-  launch_command "$@"
-  "${LAUNCH[@]}"
-}
-
-# mpirun with RANKS ranks (more ranks than cores is fine: --oversubscribe).
-mpi() {
-  local ranks=$1
-  shift
-  mpirun -n "$ranks" --oversubscribe "$@"
-}
+# shellcheck source=tests/integration/mpi_lib.bash
+source "$SOURCE_DIR/tests/integration/mpi_lib.bash"  # MPIEXEC, MPI_FAMILY, launch_command, mpirun, mpi
 
 # Runs a command, expects exit code $1.
 expect_exit() {
@@ -97,9 +64,29 @@ job_ranks() {
   done
 }
 
-# SIGUSR1 "to the launcher" (SLURM's walltime warning): Open MPI's mpirun forwards it to every
-# rank; MPICH's Hydra mpiexec does not (it dies of it and leaves the ranks running), so there it
-# goes to the ranks, as srun or SLURM without --signal=B: send it.
+# Whether process PID is running (it exists and is not a zombie waiting to be reaped).
+running() {
+  local state
+  state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [[ $state != Z* ]]
+}
+
+# wait_ended PID...: waits until none of the processes is running (at most HOLD_TIMEOUT seconds).
+# Open MPI's mpirun exits after a signal of its own without waiting for its ranks.
+wait_ended() {
+  local pid deadline=$((SECONDS + HOLD_TIMEOUT))
+  for pid in "$@"; do
+    while running "$pid"; do
+      [ "$SECONDS" -lt "$deadline" ] || fail "process $pid still running $HOLD_TIMEOUT s after its launcher ended"
+      sleep 0.05
+    done
+  done
+}
+
+# SIGUSR1 to every rank of the job under launcher $1, the way jobs/qsweep-job.sh sends the walltime
+# warning: through Open MPI's mpirun, which forwards it; under MPICH straight to the ranks (the job
+# script signals Hydra's job step through SLURM, because Hydra's own forwarding loses the ranks'
+# exit code: docs/cluster.md).
 usr1_to_job() {
   if [ "$MPI_FAMILY" = openmpi ]; then
     kill -USR1 "$1"

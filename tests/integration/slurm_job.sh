@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # jobs/sweep.sbatch on a private one-node SLURM cluster: submitted with sbatch through each
-# launcher (srun --mpi=pmix, mpirun) and the automatic choice, the job runs the sweep on the 3
-# ranks SLURM allocated and writes the same results as a run outside SLURM on 2 ranks; the
-# automatic choice falls back to mpirun where srun gives no MPI ranks (srun --mpi=none); qsweep
-# started without a launcher in a 3-task job refuses to run (exit 2, no file); SIGUSR1 sent to
-# the batch shell reaches the ranks through mpirun, and they stop with "incomplete" (the moment
-# chosen by a held task: hold_lib.bash).
+# launcher (srun with the plugin of qsweep's MPI: --mpi=pmix for Open MPI, pmi2 for MPICH; the
+# mpirun of qsweep's MPI: Open MPI's mpirun or MPICH's Hydra mpiexec) and the automatic choice,
+# the job runs the sweep on the 3 ranks SLURM allocated and writes the same results as a run
+# outside SLURM on 2 ranks; the automatic choice falls back to mpirun where srun gives no MPI ranks
+# (srun --mpi=none); the other MPI family's mpirun is refused by the job script (exit 1, a
+# message); qsweep started without a launcher in a 3-task job refuses to run (exit 2, no file);
+# SIGUSR1 sent to the batch shell reaches the ranks through mpirun (Open MPI) or their job step
+# (Hydra), and they stop with "incomplete" (the moment chosen by a held task: hold_lib.bash).
 # Usage: slurm_job.sh QSWEEP_BINARY SOURCE_DIR (CTest passes both). Skips (exit 77) without SLURM.
 # shellcheck source=tests/integration/slurm_lib.bash
 source "$(dirname "$0")/slurm_lib.bash" "$@"
@@ -28,6 +30,12 @@ fallback_job=$(QSWEEP_SRUN_MPI=none sbatch --parsable --ntasks=3 --time=30 --out
   "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o fallback.h5)
 alone_job=$(sbatch --parsable --ntasks=3 --time=30 --output=alone.log \
   --wrap "'$QSWEEP_BIN' run '$sweep' -o alone.h5")
+# The other family's launcher, where it is installed (Debian: both are).
+if [ "$MPI_FAMILY" = mpich ]; then other_mpirun=$(type -P mpirun.openmpi || true); else other_mpirun=$(type -P mpiexec.mpich || true); fi
+if [ -n "$other_mpirun" ]; then
+  other_job=$(QSWEEP_LAUNCHER=mpirun QSWEEP_MPIRUN=$other_mpirun sbatch --parsable --ntasks=3 --time=5 \
+    --output=other.log "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o other.h5)
+fi
 echo "submitted jobs $srun_job (srun), $mpirun_job (mpirun), $auto_job (auto)," \
   "$fallback_job (auto, srun without MPI ranks), $alone_job (no launcher)"
 wait_for_idle_queue 300
@@ -40,10 +48,17 @@ for job in "$srun_job" "$mpirun_job" "$auto_job" "$fallback_job"; do
   outcome="$(job_field "$job" JobState) $(job_field "$job" ExitCode)"
   [ "$outcome" = "COMPLETED 0:0" ] || fail "job $job: $outcome, expected COMPLETED 0:0"
 done
-grep -q 'launcher: srun --mpi=pmix (3 ranks)' srun.log || fail "srun.log does not show the srun launch"
-grep -q 'launcher: mpirun (3 ranks)' mpirun.log || fail "mpirun.log does not show the mpirun launch"
-grep -q 'launcher: srun --mpi=pmix (3 ranks)' auto.log || fail "auto.log: srun works here but was not chosen"
-grep -q 'launcher: mpirun (3 ranks)' fallback.log || fail "fallback.log: mpirun was not chosen after srun failed"
+# launched LOG WHAT: LOG shows the launch by WHAT (srun or mpirun) on 3 ranks.
+launched() {
+  case $2 in
+    srun) grep -qF "launcher: srun --mpi=$SRUN_PLUGIN (3 ranks)" "$1" ;;
+    mpirun) grep -F "launcher: $JOB_MPIRUN" "$1" | grep -qF "(3 ranks)" ;;
+  esac
+}
+launched srun.log srun || fail "srun.log does not show the srun launch"
+launched mpirun.log mpirun || fail "mpirun.log does not show the launch by $JOB_MPIRUN"
+launched auto.log srun || fail "auto.log: srun works here but was not chosen"
+launched fallback.log mpirun || fail "fallback.log: $JOB_MPIRUN was not chosen after srun failed"
 for run in srun mpirun auto fallback; do
   check_complete "$run.h5" 3
   check_identical_results reference.h5 "$run.h5"
@@ -56,6 +71,16 @@ cat alone.log
   fail "job $alone_job without a launcher: exit code $(job_field "$alone_job" ExitCode), expected 2"
 grep -q 'SLURM_NTASKS=3.*MPI sees 1 rank' alone.log || fail "alone.log does not explain the refusal"
 [ ! -e alone.h5 ] || fail "the refused job wrote alone.h5"
+if [ -n "$other_mpirun" ]; then
+  echo "--- other.log"
+  cat other.log
+  [ "$(job_field "$other_job" ExitCode)" = 1:0 ] ||
+    fail "job $other_job with the other MPI's launcher: exit code $(job_field "$other_job" ExitCode), expected 1"
+  grep -q "qsweep is built with $MPI_FAMILY but .* is .*'s launcher" other.log || fail "other.log does not explain the refusal"
+  [ ! -e other.h5 ] || fail "the refused job wrote other.h5"
+else
+  echo "not checked: no other MPI family's launcher installed (the job script refuses a launcher of the wrong family)"
+fi
 # The walltime warning through mpirun: SIGUSR1 to the batch shell alone (what --signal=B:USR1
 # does) must reach the ranks, which drain and exit with 4, leaving a resumable file. Every task
 # is held, so the warning certainly finds the run running; once rank 0 has taken the stop (it

@@ -30,6 +30,17 @@ fail() {
 }
 # shellcheck source=tests/integration/hold_lib.bash
 source "$SOURCE_DIR/tests/integration/hold_lib.bash"
+# shellcheck source=tests/integration/mpi_lib.bash
+source "$SOURCE_DIR/tests/integration/mpi_lib.bash"  # MPIEXEC, MPI_FAMILY, mpirun, mpi
+# What the job scripts should choose for this build: srun's MPI plugin, and the mpirun of the
+# build's MPI (Debian's plain `mpirun` is Open MPI's, so for MPICH the job scripts are told).
+if [ "$MPI_FAMILY" = mpich ]; then
+  SRUN_PLUGIN=pmi2
+  export QSWEEP_MPIRUN=$MPIEXEC
+else
+  SRUN_PLUGIN=pmix
+fi
+JOB_MPIRUN=${QSWEEP_MPIRUN:-mpirun}
 
 # Starts a cluster under a new temporary directory and sets WORK (the test's scratch directory,
 # removed at exit) and SLURM_CONF. The cluster is stopped at exit, whatever happens.

@@ -33,7 +33,7 @@ alone_job=$(sbatch --parsable --ntasks=3 --time=30 --output=alone.log \
 # The other family's launcher, where it is installed (Debian: both are).
 if [ "$MPI_FAMILY" = mpich ]; then other_mpirun=$(type -P mpirun.openmpi || true); else other_mpirun=$(type -P mpiexec.mpich || true); fi
 if [ -n "$other_mpirun" ]; then
-  other_job=$(QSWEEP_LAUNCHER=mpirun QSWEEP_MPIRUN=$other_mpirun sbatch --parsable --ntasks=3 --time=5 \
+  other_job=$(QSWEEP_LAUNCHER=mpirun QSWEEP_MPIRUN=$other_mpirun sbatch --parsable --ntasks=3 --time=30 \
     --output=other.log "$SOURCE_DIR/jobs/sweep.sbatch" "$sweep" -o other.h5)
 fi
 echo "submitted jobs $srun_job (srun), $mpirun_job (mpirun), $auto_job (auto)," \

@@ -2,7 +2,12 @@
 // Exact arithmetic on the numbers a model is made of: every double is m 2^e with an integer m,
 // and sums and products of such numbers stay of that form (dyadic rationals). Used where
 // floating point cannot decide a comparison (stability within rounding of the boundary).
+// GCC 12 with -O2 and the sanitizers reports cpp_int's limb storage as maybe-uninitialized (a
+// false positive inside Boost, where the limbs are written before they are read).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <boost/multiprecision/cpp_int.hpp>
+#pragma GCC diagnostic pop
 #include <cmath>
 #include <cstdint>
 #include <vector>

@@ -131,6 +131,16 @@ void fill_classes(const model::System& system, std::vector<TypeClass> classes, R
   r.type_classes = std::move(classes);
 }
 
+// Results whose estimated relative rounding error exceeds this carry a warning.
+constexpr double kConditioningWarning = 1e-9;
+
+std::string join_warnings(const std::vector<std::string>& sentences) {
+  std::string text;
+  for (const auto& sentence : sentences)
+    if (!sentence.empty()) text += (text.empty() ? "" : "; ") + sentence;
+  return text;
+}
+
 }  // namespace
 
 Validation validate(const model::System& system, const Options& options) {
@@ -152,11 +162,14 @@ Result evaluate(const model::System& system, const Options& options) {
   Result r;
   r.engine = symmetric ? detail::symmetric_engine_name(system) : "general";
   r.rho = system.rho();
-  r.locally_stable = model::check_local_stability(system.family, system.speeds).ok;
+  const auto local = model::check_local_stability(system.family, system.speeds);
+  r.locally_stable = local.ok;
   const auto stability = model::check_stability(system);
+  std::vector<std::string> warnings{stability.warning, local.warning};
   if (!stability.ok) {
     r.stable = false;
     r.unstable_reason = stability.describe();
+    r.warning = join_warnings(warnings);
     return r;
   }
 
@@ -169,11 +182,26 @@ Result evaluate(const model::System& system, const Options& options) {
     m = detail::general_engine(types, system.speeds, system.total_arrival_rate(), options.qmax,
                                options.per_type);
   }
-  if (!m.violating_set.empty()) {
-    r.stable = false;
-    r.unstable_reason = model::StabilityReport{false, m.violating_set, m.slack}.describe();
-    return r;
-  }
+  if (!m.violating_set.empty())  // stable (decided exactly above), but not in doubles
+    throw Error(fmt::format(
+        "exact: the system is stable, but so close to the boundary of eq. (2) that mu(B) - lam(B) "
+        "rounds to {:.3g} <= 0 in double precision at servers {}; expected a load further from "
+        "the boundary",
+        m.slack, model::set_text(m.violating_set)));
+  // d(B) = mu(B) - lam(B) is computed from sums of the speeds and the rates of the types inside
+  // B, each term rounded (the symmetric engines: a few roundings per size): its relative error
+  // is at most that many eps times the condition (mu(B) + lam(B)) / d(B).
+  const double roundings =
+      symmetric ? 8.0
+                : static_cast<double>(types.size() + static_cast<std::size_t>(system.N())) + 4;
+  const double rounding_error = roundings * std::numeric_limits<double>::epsilon() * m.condition;
+  if (rounding_error > kConditioningWarning)
+    warnings.insert(warnings.begin(),
+                    fmt::format("near the stability boundary (mu(B) - lam(B) down to {:.2g} of "
+                                "mu(B) + lam(B)): rounding limits the results to a relative error "
+                                "of about {:.1g}",
+                                1.0 / m.condition, rounding_error));
+  r.warning = join_warnings(warnings);
 
   const double L = system.total_arrival_rate();
   r.unions = m.unions;

@@ -125,12 +125,14 @@ void solve_means(const Lattice& lat, bool per_type, Moments& out) {
       const auto B = static_cast<Mask>(b);
       if (cell[B].g == 0.0) continue;  // not a union of types
       const double lam = inside_rate(lat, B);
-      const double d = lat.mu(B) - lam;
+      const double mu = lat.mu(B);
+      const double d = mu - lam;
       if (!(d > 0.0)) {
         out.violating_set = members(B);
         out.slack = d;
         return;
       }
+      if (mu + lam > out.condition * d) out.condition = (mu + lam) / d;
       const double g = cell[B].g / d;
       const double g1 = (lam * g + cell[B].g1_or_h) / d;
       push(B, g, g1);

@@ -159,6 +159,7 @@ Moments symmetric_engine(const model::System& system, int qmax, bool per_type) {
         out.slack = d[su];
         return out;
       }
+      out.condition = std::max(out.condition, (chain.mu(u) + lam) / d[su]);
       log_F[su] = into[su].log_weight() - std::log(d[su]);
       // One job grows the union to u, then Geometric(lam / mu) jobs fall inside it.
       mean = into[su].mean() + 1.0 + lam / d[su];

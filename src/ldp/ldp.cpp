@@ -88,11 +88,10 @@ std::string warnings(const Result& r, const Options& o) {
                           "relative error {:.2g} is not reliable",
                           r.effective_samples, r.hits, r.relative_error));
   }
-  if (o.estimator == Estimator::exact && r.ci_low == 0.0) {
+  if (o.estimator == Estimator::exact && r.log_probability == -HUGE_VAL) {
     w.push_back(fmt::format(
-        "p is below the smallest double: the exact chain only bounds it, p <= {:.3g}; use "
-        "importance",
-        r.ci_high));
+        "the exact chain lost p to underflow: it only bounds it, ln p <= {:.6g}; use importance",
+        r.log_rate_high * static_cast<double>(o.n)));
   } else if (o.estimator == Estimator::exact && r.relative_error > o.truncation + kGapRounding) {
     w.push_back(fmt::format(
         "underflow: exact bounds differ by {:.2g} relative, more than truncation {:.2g}",

@@ -15,10 +15,9 @@
 namespace qsweep::sim {
 namespace {
 
-// As model::check_stability: a load within this relative margin of capacity counts as unstable.
-constexpr double kRelTol = 1e-12;
 // power_of_d on explicit types: at most this many sampled sets are listed for the exact check.
 constexpr double kMaxSampledSets = 1e5;
+constexpr double kUnit = 0x1p-53;  // unit roundoff of a double
 
 std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 
@@ -33,32 +32,12 @@ PolicyStability overloaded(std::string_view policy, const std::vector<int>& set,
   return {false, text, ""};
 }
 
-// Rate of jobs random routing sends to each server: N lambda sum_{S contains n} p_S / |S|.
-std::vector<double> random_routing_rates(const model::System& system) {
-  const auto& types = system.family.listed_types();
-  // The implicit families (independent, complete, singletons_full) are symmetric in the
-  // servers, so each gets an equal share N lambda / N.
-  if (types.empty()) return std::vector<double>(idx(system.N()), system.lambda);
-  const auto& p = system.family.listed_probs();
-  std::vector<double> rate(idx(system.N()), 0.0);
-  for (std::size_t t = 0; t < types.size(); ++t)
-    for (int n : types[t])
-      rate[idx(n)] += system.total_arrival_rate() * p[t] / static_cast<double>(types[t].size());
-  return rate;
-}
-
-// The server random routing loads most relative to its speed, if it is overloaded; else -1.
-int random_overloaded_server(const model::System& system, const std::vector<double>& rate) {
-  int worst = -1;
-  double worst_ratio = 1.0 - kRelTol;
-  for (int n = 0; n < system.N(); ++n) {
-    const double ratio = rate[idx(n)] / system.speeds[idx(n)];
-    if (ratio >= worst_ratio) {
-      worst_ratio = ratio;
-      worst = n;
-    }
-  }
-  return worst;
+// Random routing (also power_of_d with d = 1): the most overloaded server, decided exactly.
+PolicyStability random_routing(std::string_view policy, const model::System& system) {
+  const model::RoutingReport report = model::check_random_routing(system);
+  if (report.overloaded_server < 0) return {};
+  return overloaded(policy, {report.overloaded_server}, report.rate,
+                    system.speeds[idx(report.overloaded_server)]);
 }
 
 double binomial(int n, int k) {
@@ -67,26 +46,35 @@ double binomial(int n, int k) {
       std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0)));
 }
 
-// Eq. (2) for a family whose mass of types inside a set U depends only on |U| (mass(u)): for each
-// size the worst U is the u slowest servers.
+// Eq. (2) for a family whose mass of types inside a set U depends only on |U| (mass(u), with
+// at most `roundings` roundings): for each size the worst U is the u slowest servers. Floating
+// point with an error bound; a size it cannot decide makes a warning, not a verdict.
 PolicyStability size_symmetric_check(std::string_view policy, const model::System& system,
-                                     const std::function<double(int)>& mass) {
+                                     const std::function<double(int)>& mass, int roundings) {
   std::vector<int> order(idx(system.N()));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return system.speeds[idx(a)] < system.speeds[idx(b)]; });
-  const double total = std::accumulate(system.speeds.begin(), system.speeds.end(), 0.0);
   double capacity = 0.0;
+  std::string warning;
   for (int u = 1; u <= system.N(); ++u) {
     capacity += system.speeds[idx(order[idx(u - 1)])];
     const double rate = system.total_arrival_rate() * mass(u);
-    if (capacity - rate <= kRelTol * total) {
-      std::vector<int> set(order.begin(), order.begin() + u);
-      std::sort(set.begin(), set.end());
-      return overloaded(policy, set, rate, capacity);
-    }
+    const double slack = capacity - rate;
+    // naive sum of u speeds, the rate's roundings and the subtraction
+    const double error =
+        ((u + 1) * capacity + (roundings + 2) * rate + std::fabs(slack)) * kUnit * 1.01;
+    if (slack > error) continue;
+    std::vector<int> set(order.begin(), order.begin() + u);
+    std::sort(set.begin(), set.end());
+    if (slack <= -error) return overloaded(policy, set, rate, capacity);
+    if (warning.empty())
+      warning = fmt::format(
+          "{}: stability undecided: servers {} have slack {:.3g} within its rounding error {:.2g}; "
+          "treated as stable",
+          policy, model::set_text(set), slack, error);
   }
-  return {};
+  return {true, "", warning};
 }
 
 // C(u, k) / C(N, k): the probability that k distinct uniform servers all lie in a set of u.
@@ -104,15 +92,25 @@ PolicyStability sampled_sets_check(const model::System& system, int d) {
   const std::string policy = fmt::format("power_of_d (d = {})", d);
   const model::Family& family = system.family;
   const int N = system.N();
-  if (family.kind() == model::FamilyKind::complete)
-    return size_symmetric_check(policy, system, [&](int u) {
-      return inside_fraction(u, N, std::min(d, family.params().d));
-    });
+  if (family.kind() == model::FamilyKind::complete) {
+    // the sampled sets are the d-subsets, uniformly: the complete family with d (exact check)
+    model::FamilyParams sampled = family.params();
+    sampled.d = std::min(d, family.params().d);
+    const model::StabilityReport report =
+        model::check_stability(model::System(model::Family(sampled), system.speeds, system.lambda));
+    if (report.ok) return {true, "", report.warning};
+    double capacity = 0.0;
+    for (int n : report.violating_set) capacity += system.speeds[idx(n)];
+    return overloaded(policy, report.violating_set, capacity - report.slack, capacity);
+  }
   if (family.kind() == model::FamilyKind::singletons_full) {
     const double eps = family.params().eps;
-    return size_symmetric_check(policy, system, [&](int u) {
-      return u * (N - 1 - eps) / (N * (N - 1.0)) + eps / (N - 1.0) * inside_fraction(u, N, d);
-    });
+    return size_symmetric_check(
+        policy, system,
+        [&](int u) {
+          return u * (N - 1 - eps) / (N * (N - 1.0)) + eps / (N - 1.0) * inside_fraction(u, N, d);
+        },
+        2 * d + 10);
   }
   // Listed types: enumerate the sampled sets if there are not too many.
   const auto& types = family.listed_types();
@@ -144,10 +142,41 @@ PolicyStability sampled_sets_check(const model::System& system, int d) {
   }
   const model::System sampled(model::Family(derived), system.speeds, system.lambda);
   const model::StabilityReport report = model::check_stability(sampled);
-  if (report.ok) return {};
+  if (report.ok) return {true, "", report.warning};
   double capacity = 0.0;
   for (int n : report.violating_set) capacity += system.speeds[idx(n)];
   return overloaded(policy, report.violating_set, capacity - report.slack, capacity);
+}
+
+// The policy's own condition beyond eq. (2).
+PolicyStability policy_check(const model::System& system, const Options& options) {
+  switch (options.policy) {
+    case Policy::redundancy_coc:
+    case Policy::redundancy_cos:
+    case Policy::jsq:
+      return {};
+    case Policy::random:
+      // Random routing splits the arrivals into independent streams, one per server.
+      return random_routing("random routing", system);
+    case Policy::power_of_d: {
+      const int d = options.policy_d;
+      if (d >= system.family.max_type_size()) return {};  // the whole of S: jsq
+      if (d == 1) return random_routing("power_of_d (d = 1, random routing)", system);
+      return sampled_sets_check(system, d);
+    }
+    case Policy::jiq: {
+      // No closed form is known. When every server of S is busy jiq routes at random, so
+      // where random routing overloads a server jiq may be unstable too.
+      const model::RoutingReport report = model::check_random_routing(system);
+      if (report.overloaded_server < 0) return {};
+      return {true, "",
+              fmt::format("jiq may be unstable: random routing (jiq's rule when S is busy) "
+                          "gives server {} rate {:.3g} >= {:.3g}",
+                          report.overloaded_server + 1, report.rate,
+                          system.speeds[idx(report.overloaded_server)])};
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -159,43 +188,10 @@ PolicyStability check_stability(const model::System& system, const Options& opti
   // of sum_n Q_n^2 (jsq) or sum_n mu_n W_n^2 (cos, W_n the backlog in time) is negative.
   const model::StabilityReport eq2 = model::check_stability(system);
   if (!eq2.ok) return {false, eq2.describe(), ""};
-  switch (options.policy) {
-    case Policy::redundancy_coc:
-    case Policy::redundancy_cos:
-    case Policy::jsq:
-      return {};
-    case Policy::random: {
-      // Random routing splits the arrivals into independent streams, one per server.
-      const auto rate = random_routing_rates(system);
-      const int n = random_overloaded_server(system, rate);
-      if (n < 0) return {};
-      return overloaded("random routing", {n}, rate[idx(n)], system.speeds[idx(n)]);
-    }
-    case Policy::power_of_d: {
-      const int d = options.policy_d;
-      if (d >= system.family.max_type_size()) return {};  // the whole of S: jsq
-      if (d == 1) {
-        const auto rate = random_routing_rates(system);
-        const int n = random_overloaded_server(system, rate);
-        if (n < 0) return {};
-        return overloaded("power_of_d (d = 1, random routing)", {n}, rate[idx(n)],
-                          system.speeds[idx(n)]);
-      }
-      return sampled_sets_check(system, d);
-    }
-    case Policy::jiq: {
-      // No closed form is known. When every server of S is busy jiq routes at random, so
-      // where random routing overloads a server jiq may be unstable too.
-      const auto rate = random_routing_rates(system);
-      const int n = random_overloaded_server(system, rate);
-      if (n < 0) return {};
-      return {true, "",
-              fmt::format("jiq may be unstable: random routing (jiq's rule when S is busy) "
-                          "gives server {} rate {:.3g} >= {:.3g}",
-                          n + 1, rate[idx(n)], system.speeds[idx(n)])};
-    }
-  }
-  return {};
+  PolicyStability own = policy_check(system, options);
+  if (own.stable && !eq2.warning.empty())
+    own.warning = eq2.warning + (own.warning.empty() ? "" : "; " + own.warning);
+  return own;
 }
 
 }  // namespace qsweep::sim

@@ -152,14 +152,17 @@ double family_bytes(const model::Family& family) {
 // source to every type, from a type to each of its servers, from every server to the sink),
 // grown by push_back; per node an adjacency vector (header and a chunk of a few ints: 56 B) and
 // a level and an iterator (8 B); the source's and the sink's adjacency (4 B per type and per
-// server, twice that while they grow). Size-symmetric families need none of it.
+// server, twice that while they grow); the certificate's compensated load per server (24 B).
+// Size-symmetric families need none of it. Near the boundary, where floating point cannot
+// decide, an exact max flow in big integers (at most 2e6 edges) runs instead: not counted.
 double stability_check_bytes(const model::System& system) {
   const model::Family& family = system.family;
   if (family.listed_types().empty()) return 0.0;
   const double types = family.num_types(), N = system.N();
   const double nodes = 2.0 + types + N;
   const double edges = 2.0 * (types * (1.0 + family.max_type_size()) + N);
-  return grown_vector_peak(edges, 16.0) + nodes * (kVectorHeader + 32.0 + 8.0) + 8.0 * (types + N);
+  return grown_vector_peak(edges, 16.0) + nodes * (kVectorHeader + 32.0 + 8.0) + 8.0 * (types + N) +
+         24.0 * N;
 }
 
 // What every result of an exact task holds: P(Q = q) and alpha_q (q = 0..qmax), and with

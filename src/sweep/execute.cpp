@@ -25,6 +25,7 @@ void run(const Task& task, TaskOutcome& outcome) {
     const auto& result = outcome.result.emplace<exact::Result>(exact::evaluate(system, task.exact));
     outcome.status = result.stable ? TaskStatus::done : TaskStatus::unstable;
     if (!result.stable) outcome.error = result.unstable_reason;
+    outcome.warning = result.warning;
     return;
   }
   // The policy's own stability region, not only eq. (2) (random routing, power_of_d).

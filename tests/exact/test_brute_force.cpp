@@ -137,7 +137,7 @@ TEST(ExactBruteForce, EngineGuardNamesAnOverloadedUnion) {
   EXPECT_LE(m.slack, 0.0);
 }
 
-// 20 queues each 2e-16 short of overload (closer than the stability check lets through) have
+// 20 queues each 2e-16 short of overload (stable, the stability check decides exactly) have
 // 1/C = (4.5e15)^20 > 1e308: a clear error instead of infinities.
 TEST(ExactBruteForce, EngineRefusesWeightsBeyondDoubleRange) {
   std::vector<model::JobType> types;

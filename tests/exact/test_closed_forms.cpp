@@ -28,6 +28,66 @@ TEST(ExactClosedForms, LemmaB1UniformCompleteGraphN4) {
   }
 }
 
+// The relative error a "near the stability boundary" warning announces ("... of about e").
+double announced_error(const std::string& warning) {
+  const std::string key = "relative error of about ";
+  const auto at = warning.find(key);
+  return at == std::string::npos ? 0.0 : std::stod(warning.substr(at + key.size()));
+}
+
+// Within 1e-12 and 1e-13 of the boundary (stable, decided exactly) both engines run; rounding of
+// mu(B) - lam(B) then limits C and E[Q], and the row says by how much: the closed forms of Lemma
+// B.1 (complete N = 4) and eq. (37) (ring N = 4) stay within the announced error. Further from
+// the boundary there is no such warning.
+TEST(ExactClosedForms, NearTheBoundaryTheWarnedErrorBoundsTheResult) {
+  struct Case {
+    model::FamilyParams params;
+    Engine engine;
+    double (*C)(double r);
+    double (*EQ)(double r);  // from the pmf's geometric terms
+  };
+  const Case cases[] = {
+      {complete_params(4, 2), Engine::general,
+       [](double r) { return (1 - r) * (3 - r) * (3 - 2 * r) / 9; },
+       [](double r) {
+         const double x = 2 * r / 3, y = r / 3;
+         return (1 - r) * (3 - r) * (3 - 2 * r) / 9 *
+                (-4 * x / ((1 - x) * (1 - x)) + 0.5 * y / ((1 - y) * (1 - y)) +
+                 4.5 * r / ((1 - r) * (1 - r)));
+       }},
+      {complete_params(4, 2), Engine::symmetric,
+       [](double r) { return (1 - r) * (3 - r) * (3 - 2 * r) / 9; },
+       [](double r) {
+         const double x = 2 * r / 3, y = r / 3;
+         return (1 - r) * (3 - r) * (3 - 2 * r) / 9 *
+                (-4 * x / ((1 - x) * (1 - x)) + 0.5 * y / ((1 - y) * (1 - y)) +
+                 4.5 * r / ((1 - r) * (1 - r)));
+       }},
+      {family_params(FamilyKind::ring, 4), Engine::general,
+       [](double r) { return (1 - r) * (2 - r) * (3 - 2 * r) / (6 - r); },
+       [](double r) {
+         const double x = 2 * r / 3, y = r / 2;
+         return (1 - r) * (2 - r) * (3 - 2 * r) / (6 - r) *
+                (-6 * x / ((1 - x) * (1 - x)) + 2 * y / ((1 - y) * (1 - y)) +
+                 5 * r / ((1 - r) * (1 - r)));
+       }},
+  };
+  for (const Case& c : cases) {
+    for (double k : {12.0, 13.0}) {
+      const double r = 1 - std::pow(10.0, -k);
+      const Result res = run(make_system(c.params, r), 0, c.engine);
+      SCOPED_TRACE(::testing::Message()
+                   << res.engine << " " << model::to_string(c.params.kind) << " k " << k);
+      ASSERT_TRUE(res.stable) << res.unstable_reason;
+      const double announced = announced_error(res.warning);
+      EXPECT_GT(announced, 1e-9) << res.warning;
+      EXPECT_LT(rel_diff(res.C, c.C(r)), announced);
+      EXPECT_LT(rel_diff(res.EQ, c.EQ(r)), announced);
+    }
+    EXPECT_EQ(run(make_system(c.params, 0.99), 0, c.engine).warning, "");
+  }
+}
+
 // Paper eq. (37): N = 4, homogeneous ring.
 TEST(ExactClosedForms, Eq37HomogeneousRingN4) {
   for (double r : {0.1, 0.6, 0.95}) {

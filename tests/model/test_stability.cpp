@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/model/stability.hpp"
@@ -182,6 +183,190 @@ TEST(Stability, DescribeNamesServersOneBased) {
   ASSERT_FALSE(report.ok);  // server 1 gets 3 * 0.5 * 0.9 = 1.35 > 1
   EXPECT_EQ(report.violating_set, std::vector<int>{0});
   EXPECT_NE(report.describe().find("{1}"), std::string::npos) << report.describe();
+}
+
+// The loads of a heavy_traffic sweep (lambda = mean speed (1 - 10^-k), computed in doubles) up
+// to k = 15, and the boundary itself: every family whose critical set is all servers with
+// speed 1 is stable below lambda = 1 and unstable at it and above, exactly. (Before the exact
+// decision, a relative tolerance of 1e-12 called k = 12 unstable, and reported a positive slack.)
+TEST(Stability, DecidedExactlyAtTheBoundary) {
+  std::vector<FamilyParams> families;
+  auto add = [&](FamilyKind kind, int N, auto&& set) {
+    FamilyParams p;
+    p.kind = kind;
+    p.N = N;
+    set(p);
+    families.push_back(p);
+  };
+  auto none = [](FamilyParams&) {};
+  add(FamilyKind::complete, 4, [](FamilyParams& p) { p.d = 2; });
+  add(FamilyKind::complete, 1024, [](FamilyParams& p) { p.d = 3; });
+  add(FamilyKind::independent, 8, none);
+  add(FamilyKind::singletons_full, 16, [](FamilyParams& p) { p.eps = 0.5; });
+  add(FamilyKind::ring, 20, none);
+  add(FamilyKind::path, 7, none);
+  add(FamilyKind::star, 5, none);
+  for (int N : {6, 10, 14})
+    for (double eps : {0.5, 0.6, 0.75, 0.9})
+      add(FamilyKind::hetero_ring, N, [&](FamilyParams& p) { p.eps = eps; });
+  add(FamilyKind::tree_singletons, 9, [](FamilyParams& p) { p.eps = 0.3; });
+  add(FamilyKind::torus, 9, [](FamilyParams& p) { p.rows = p.cols = 3; });
+  for (const FamilyParams& params : families) {
+    const Family family(params);
+    SCOPED_TRACE(::testing::Message()
+                 << to_string(params.kind) << " N=" << params.N << " eps=" << params.eps);
+    for (int k : {12, 13, 14, 15}) {
+      const auto report = check_stability(System(family, {}, 1.0 - std::pow(10.0, -k)));
+      EXPECT_TRUE(report.ok) << "k = " << k << ": " << report.describe();
+      EXPECT_EQ(report.warning, "") << "k = " << k;
+    }
+    const auto at = check_stability(System(family, {}, 1.0));
+    ASSERT_FALSE(at.ok);
+    EXPECT_EQ(at.slack, 0.0);
+    const auto above = check_stability(System(family, {}, std::nextafter(1.0, 2.0)));
+    ASSERT_FALSE(above.ok);
+    EXPECT_LT(above.slack, 0.0);
+    EXPECT_NE(above.describe().find("<= 0"), std::string::npos);
+  }
+}
+
+// Speeds of two classes (the sweep's ring with speed_profile two_class): the critical set is
+// not the whole system. With fast = 1.5 the slow half {6..10} (a path of 4 edges: 4/10 of the
+// jobs) and the whole ring both reach their capacity exactly at lambda = 1.25 = the mean speed;
+// with fast = 2 the slow half is critical at 1.25 < 1.5.
+TEST(Stability, TwoClassRingsAtTheirCriticalLoads) {
+  FamilyParams ring;
+  ring.kind = FamilyKind::ring;
+  ring.N = 10;
+  const Family family(ring);
+  const auto speeds_of = [](double fast) { return speed_profile("two_class", 10, fast); };
+  EXPECT_TRUE(check_stability(System(family, speeds_of(1.5), 1.25 * (1.0 - 1e-15))).ok);
+  const auto at = check_stability(System(family, speeds_of(1.5), 1.25));
+  ASSERT_FALSE(at.ok);
+  EXPECT_EQ(at.slack, 0.0);
+  EXPECT_TRUE(check_stability(System(family, speeds_of(2.0), std::nextafter(1.25, 0.0))).ok);
+  const auto slow = check_stability(System(family, speeds_of(2.0), 1.5 * (1.0 - 1e-12)));
+  ASSERT_FALSE(slow.ok);
+  EXPECT_EQ(slow.violating_set, (std::vector<int>{5, 6, 7, 8, 9}));
+  EXPECT_NEAR(slow.slack, 5.0 - 0.4 * 15.0 * (1.0 - 1e-12), 1e-12);
+}
+
+// Random instances placed within 3e-15 (relative) of their critical load lambda* =
+// min_U mu(U) / (N mass(U)), computed by enumerating every U in long double (64-bit
+// significands: ~1e-19, far below the gap) with the family's probabilities as exact fractions:
+// explicit types (the given p over their sum; max flow) and the size-symmetric families with
+// uneven speeds (closed form). Both sides of lambda* are decided correctly.
+TEST(Stability, NearTheCriticalLoadAgreesWithLongDoubleEnumeration) {
+  Rng rng(2027, 3);
+  for (int trial = 0; trial < 120; ++trial) {
+    const int N = 2 + static_cast<int>(rng.below(5));
+    FamilyParams p;
+    p.N = N;
+    std::vector<std::pair<ServerMask, long double>> types;  // exact p as long double
+    switch (trial % 4) {
+      case 0: {
+        p.kind = FamilyKind::complete;
+        p.d = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(N)));
+        const Family f(p);
+        const auto listed = f.enumerate();
+        for (const auto& t : listed)
+          types.emplace_back(t.servers, 1.0L / static_cast<long double>(listed.size()));
+        break;
+      }
+      case 1: {
+        p.kind = FamilyKind::singletons_full;
+        p.eps = 0.05 + 0.9 * rng.uniform();
+        for (int n = 0; n < N; ++n)
+          types.emplace_back(ServerMask{1} << n,
+                             (N - 1 - static_cast<long double>(p.eps)) / (N * (N - 1.0L)));
+        types.emplace_back((ServerMask{1} << N) - 1, static_cast<long double>(p.eps) / (N - 1));
+        break;
+      }
+      default: {
+        p.kind = FamilyKind::explicit_types;
+        const int T = 1 + static_cast<int>(rng.below(5));
+        long double total = 0;
+        for (int t = 0; t < T; ++t) {
+          ExplicitType type;
+          for (int n = 0; n < N; ++n)
+            if (rng.uniform() < 0.5) type.servers.push_back(n);
+          if (type.servers.empty())
+            type.servers.push_back(static_cast<int>(rng.below(static_cast<std::uint64_t>(N))));
+          type.p = 0.1 + rng.uniform();
+          total += type.p;
+          p.types.push_back(type);
+        }
+        for (auto& t : p.types) t.p = static_cast<double>(t.p / total);  // sum 1 within 1e-15
+        total = 0;
+        for (const auto& t : p.types) total += t.p;
+        for (const auto& t : p.types) {
+          ServerMask m = 0;
+          for (int n : t.servers) m |= ServerMask{1} << n;
+          types.emplace_back(m, t.p / total);
+        }
+      }
+    }
+    if (p.types.size() == 1 && p.kind == FamilyKind::explicit_types) continue;
+    const Family family(p);
+    std::vector<double> speeds(static_cast<std::size_t>(N));
+    for (auto& s : speeds) s = 0.25 + std::round(16 * rng.uniform()) / 8;  // ties happen
+    long double critical = std::numeric_limits<long double>::infinity();
+    for (ServerMask U = 1; U < (ServerMask{1} << N); ++U) {
+      long double mu = 0, mass = 0;
+      for (int n = 0; n < N; ++n)
+        if (U >> n & 1) mu += speeds[static_cast<std::size_t>(n)];
+      for (const auto& [m, prob] : types)
+        if ((m & ~U) == 0) mass += prob;
+      if (mass > 0) critical = std::min(critical, mu / (N * mass));
+    }
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " " << to_string(p.kind) << " N=" << N
+                                      << " critical " << static_cast<double>(critical));
+    const auto below = static_cast<double>(critical * (1 - 3e-15L));
+    const auto above = static_cast<double>(critical * (1 + 3e-15L));
+    const auto stable = check_stability(System(family, speeds, below));
+    EXPECT_TRUE(stable.ok) << stable.describe();
+    EXPECT_EQ(stable.warning, "");
+    const auto unstable = check_stability(System(family, speeds, above));
+    EXPECT_FALSE(unstable.ok);
+    EXPECT_LT(unstable.slack, 0.0);
+    EXPECT_LE(slack_of(family, speeds, N * above, unstable.violating_set), 1e-12);
+  }
+}
+
+// An exact max flow beyond 2e6 edges is not attempted: a ring of 6e5 servers within rounding of
+// its boundary is reported as undecided (ok, with a warning); a little further away the
+// floating-point flow decides it (the retry with a smaller inflation), and at the boundary the
+// found set is certainly violating.
+TEST(Stability, HugeNetworksWithinRoundingAreUndecided) {
+  FamilyParams ring;
+  ring.kind = FamilyKind::ring;
+  ring.N = 600'000;  // 2.4e6 edges: source-type, type-server and server-sink
+  const Family family(ring);
+  const auto undecided = check_stability(System(family, {}, 1.0 - 1e-15));
+  EXPECT_TRUE(undecided.ok);
+  EXPECT_NE(undecided.warning.find("undecided"), std::string::npos) << undecided.warning;
+  const auto decided = check_stability(System(family, {}, 1.0 - 1e-12));
+  EXPECT_TRUE(decided.ok);
+  EXPECT_EQ(decided.warning, "");
+  EXPECT_FALSE(check_stability(System(family, {}, 1.0 + 1e-12)).ok);
+}
+
+// Random routing: a server of a ring receives exactly lambda (two edges, half of each).
+TEST(Stability, RandomRoutingIsDecidedExactly) {
+  FamilyParams ring;
+  ring.kind = FamilyKind::ring;
+  ring.N = 20;
+  const Family family(ring);
+  EXPECT_EQ(check_random_routing(System(family, {}, 1.0 - 1e-15)).overloaded_server, -1);
+  EXPECT_GE(check_random_routing(System(family, {}, 1.0)).overloaded_server, 0);
+  FamilyParams complete;
+  complete.kind = FamilyKind::complete;
+  complete.N = 5;
+  std::vector<double> speeds{1, 1, 0.5, 1, 1};
+  EXPECT_EQ(check_random_routing(System(Family(complete), speeds, std::nextafter(0.5, 0.0)))
+                .overloaded_server,
+            -1);
+  EXPECT_EQ(check_random_routing(System(Family(complete), speeds, 0.5)).overloaded_server, 2);
 }
 
 }  // namespace

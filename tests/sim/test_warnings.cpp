@@ -213,6 +213,24 @@ TEST(PolicyStability, PowerOfDOnTheSetsItSamples) {
   EXPECT_TRUE(check_stability(make_system(sf, 0.9), pod).stable);
 }
 
+// Within 1e-13 of the boundary (closer than the former 1e-12 tolerance): a ring server gets
+// exactly lambda under random routing, and power_of_d on a complete family is eq. (2) on the
+// sampled complete family, both decided exactly; one ulp above the boundary is unstable.
+TEST(PolicyStability, RandomRoutingAndPowerOfDAtTheBoundary) {
+  Options pod = options(Policy::power_of_d, 1, 0, 2);
+  pod.policy_d = 2;
+  for (const auto& f : {family(FamilyKind::ring, 20), family(FamilyKind::complete, 5, 3)}) {
+    const auto close = make_system(f, 1.0 - 1e-13);
+    for (const Options& o :
+         {options(Policy::random, 1, 0, 2), pod, options(Policy::jiq, 1, 0, 2)}) {
+      const PolicyStability s = check_stability(close, o);
+      EXPECT_TRUE(s.stable) << s.reason;
+      EXPECT_EQ(s.warning, "");
+    }
+    EXPECT_FALSE(check_stability(make_system(f, std::nextafter(1.0, 2.0)), pod).stable);
+  }
+}
+
 TEST(PolicyStability, EquationTwoStillDecidesFirst) {
   const auto ring = make_system(family(FamilyKind::ring, 4), 1.1);
   for (Policy p : {Policy::redundancy_coc, Policy::jsq, Policy::random, Policy::jiq}) {

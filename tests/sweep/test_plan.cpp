@@ -8,6 +8,7 @@
 #include "qsweep/common/error.hpp"
 #include "qsweep/model/stability.hpp"
 #include "qsweep/sweep/cost.hpp"
+#include "qsweep/sweep/execute.hpp"
 #include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::sweep {
@@ -372,6 +373,44 @@ blocks:
   EXPECT_FALSE(expected.empty());
   EXPECT_EQ(plan.unstable_tasks, expected);
   for (auto id : plan.unstable_tasks) EXPECT_EQ(plan.tasks[id].cost, 0.0);
+}
+
+// heavy_traffic k = 12..15 (lambda = 1 - 10^-k, within 1e-12 of the boundary and closer) is
+// stable for every family whose critical set is the whole system (stability is decided exactly,
+// model::check_stability); the exact tasks run, and their rows say how much rounding near the
+// boundary limits the results.
+TEST(Plan, HeavyTrafficCloseToTheBoundaryIsStable) {
+  const Plan plan = parse(R"(
+name: heavy
+seed: 1
+blocks:
+  - method: exact
+    family: [complete, ring, singletons_full]
+    N: [4, 20]
+    d: 2
+    eps: 0.5
+    lambda: {heavy_traffic: [12, 13, 14, 15]}
+  - method: exact
+    family: hetero_ring
+    N: [6, 14]
+    eps: [0.5, 0.9]
+    lambda: {heavy_traffic: [12, 15]}
+  - method: simulate
+    family: ring
+    N: 20
+    policy: [random, jsq]
+    rho: {heavy_traffic: 12}
+)");
+  EXPECT_EQ(plan.tasks.size(), 34u);
+  EXPECT_TRUE(plan.unstable_tasks.empty());
+  for (const Task& t : plan.tasks) {
+    if (t.method != Method::exact || std::fabs(t.lambda - (1.0 - 1e-12)) > 1e-15) continue;
+    const TaskOutcome outcome = execute(t);
+    SCOPED_TRACE(describe(t));
+    EXPECT_EQ(outcome.status, TaskStatus::done) << outcome.error;
+    EXPECT_NE(outcome.warning.find("near the stability boundary"), std::string::npos)
+        << outcome.warning;
+  }
 }
 
 TEST(Plan, OnUnstableErrorNamesTheBlockAndTheSet) {

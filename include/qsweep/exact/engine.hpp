@@ -28,6 +28,9 @@ struct Moments {
   // input that slipped past the stability check's tolerance); `slack` is mu(B) - rate(B).
   std::vector<int> violating_set;
   double slack = 0.0;
+  // max over the unions B of (mu(B) + lam(B)) / d(B): d(B) = mu(B) - lam(B) carries rounding
+  // errors of order (mu(B) + lam(B)) eps, which this turns into relative errors of the results.
+  double condition = 1.0;
 };
 
 // types: masks over servers 0..speeds.size()-1 with probabilities summing to 1;

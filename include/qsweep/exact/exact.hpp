@@ -80,6 +80,10 @@ struct Result {
   std::vector<std::int64_t> joint_shape;
   double joint_mass = 0.0;
   std::uint64_t unions = 0;  // lattice states visited (cost measure)
+  // Empty, or "; "-separated sentences, the most serious first: results limited by rounding
+  // near the stability boundary, a stability or local-stability check that could not decide
+  // (docs/exact.md, "Warnings"). The sweep stores it in /tasks/warning.
+  std::string warning;
 
   friend bool operator==(const Result&, const Result&) = default;
 };
@@ -98,7 +102,9 @@ Validation validate(const model::System& system, const Options& options);
 
 // Chooses the symmetric engine when the family and speeds allow it (uniform complete, independent
 // or singletons_full with identical speeds), else the general one. Unstable systems return a
-// Result with stable = false and unstable_reason set; never throws for instability.
+// Result with stable = false and unstable_reason set; never throws for instability (decided
+// exactly, model::check_stability). Throws qsweep::Error for a stable system so close to the
+// boundary that the engine's doubles cannot represent its slack.
 // Throws InputError ("exact: <problem>; expected <expected>") where validate() finds a problem.
 Result evaluate(const model::System& system, const Options& options);
 

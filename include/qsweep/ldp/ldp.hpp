@@ -26,7 +26,8 @@ struct Result {
   double cpu_seconds = 0.0;      // thread CPU time of the estimate
   double theory_rate = 0.0;      // -lim (1/n) log p (jsq, decay_rate_fixed_lambda); NaN otherwise
   double events = 0.0;           // simulated events (importance: chain steps; exact: uniformization steps)
-  double tilt = 1.0;             // importance: u (arrivals x u, service x 1/u); else 1
+  double tilt = 1.0;             // importance: u (arrivals x u, service x 1/u); exact: the
+                                 // tilt a of the vector (docs/ldp.md, "Range"); else 1
   double states = 0.0;           // exact: states of the lumped chain; else 0
   // Paths the estimate effectively rests on, (sum of weights)^2 / sum of squared weights:
   // monte_carlo: hits; importance: at most hits; exact: 0.

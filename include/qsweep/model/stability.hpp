@@ -16,13 +16,29 @@ struct StabilityReport {
   // When !ok: a violating server set (0-based, sorted) and the slack mu(U) - rate(U) <= 0 there.
   std::vector<int> violating_set;
   double slack = 0.0;
+  // When ok: empty, or why the check could not decide (a load within rounding of the boundary
+  // and an exact check out of reach); the system is then treated as stable.
+  std::string warning;
   // "servers {1,3,4}: arrival rate 2.1 >= service rate 2" with 1-based indices, as in files.
   std::string describe() const;
 };
 
-// Eq. (2): N*lambda * sum_{S subset U} p_S < mu(U) for every non-empty U.
-// A relative tolerance of 1e-12 counts boundary cases as unstable.
+// Eq. (2): N*lambda * sum_{S subset U} p_S < mu(U) for every non-empty U; ties are unstable.
+// Decided exactly for the inputs as given (speeds and lambda as the doubles they are, the
+// family's probabilities as the rationals that define it): floating point with an error bound
+// first, exact dyadic arithmetic where that cannot decide (within about 1e-15 relative of the
+// boundary, 1e-11 for families checked by max flow). Only an exact max flow of more than 2e6
+// edges is not attempted: the report is then ok with a warning.
 StabilityReport check_stability(const System& system);
+
+// Random routing (each job joins one server of its type, uniformly): every server's arrival rate
+// N lambda sum_{S contains n} p_S / |S| below its speed, decided exactly as check_stability.
+struct RoutingReport {
+  int overloaded_server = -1;  // 0-based: the most loaded server relative to its speed, if its
+                               // rate >= its speed; -1 if none
+  double rate = 0.0;           // that server's arrival rate
+};
+RoutingReport check_random_routing(const System& system);
 
 // A server set (0-based indices) as the messages print it: 1-based, the first few of a big set.
 std::string set_text(const std::vector<int>& set);

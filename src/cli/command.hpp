@@ -2,6 +2,7 @@
 // Subcommands register themselves (one file per command group), so main.cpp stays thin and
 // never changes when a command is added.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,28 @@ std::vector<std::pair<int, AddCommand>>& registered_commands();
 // Adds subcommand `name` with its arguments, an `Args` that lives as long as the callback; its
 // `file` member gets the one positional argument, a required file. The callback runs `run` and
 // stores its exit code. Returns the subcommand and its arguments, to add the other options.
+// Checks with a plain message (CLI11's own ranges print the limits of a double, 310 digits).
+// A number > 0 (seconds), or an integer >= 0 (counts).
+inline CLI::Validator positive_number(const std::string& what) {
+  return CLI::Validator(
+      [what](const std::string& text) -> std::string {
+        double value = 0.0;
+        if (CLI::detail::lexical_cast(text, value) && std::isfinite(value) && value > 0.0)
+          return "";
+        return "expected " + what + " > 0, not " + text;
+      },
+      "> 0");
+}
+inline CLI::Validator non_negative_integer(const std::string& what) {
+  return CLI::Validator(
+      [what](const std::string& text) -> std::string {
+        long long value = 0;
+        if (CLI::detail::lexical_cast(text, value) && value >= 0) return "";
+        return "expected " + what + " >= 0 (an integer), not " + text;
+      },
+      ">= 0");
+}
+
 template <class Args>
 std::pair<CLI::App*, Args*> add_file_command(CLI::App& app, int& exit_code, const std::string& name,
                                              const std::string& description,

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cell_json.hpp"
 #include "command.hpp"
 #include "memory_option.hpp"
 #include "qsweep/common/exit_codes.hpp"
@@ -29,27 +30,6 @@ struct EvalArgs {
 struct Memory {
   double estimated = 0.0, baseline = 0.0, peak = 0.0;
 };
-
-nlohmann::ordered_json to_json(const sweep::CellValue& cell) {
-  // NaN (not applicable / not computed) becomes null.
-  auto number = [](double x) {
-    return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json();
-  };
-  return std::visit(
-      [&](const auto& v) -> nlohmann::ordered_json {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, double>) {
-          return number(v);
-        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          nlohmann::ordered_json list = nlohmann::ordered_json::array();
-          for (double x : v) list.push_back(number(x));
-          return list;
-        } else {
-          return v;
-        }
-      },
-      cell);
-}
 
 std::string mask_text(std::int64_t mask) {
   std::string s = "{";
@@ -107,7 +87,7 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Mem
     out["estimated_memory_bytes"] = memory.estimated;
     out["baseline_memory_bytes"] = memory.baseline;
     out["peak_memory_bytes"] = memory.peak;
-    for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = to_json(row.cells[i]);
+    for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = cell_json(row.cells[i]);
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -142,18 +122,24 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
   const auto keys = sweep::block_keys();
   args->values.resize(keys.size() + 2);
   std::size_t slot = 0;
-  auto add = [&](const std::string& name, const std::string& help, const std::string& group) {
+  auto add = [&](const std::string& name, const std::string& value, const std::string& help,
+                 const std::string& group) {
     CLI::Option* option = cmd->add_option("--" + name, args->values[slot++], help);
-    option->group(group);
+    option->group(group)->type_name(value);
     args->keys.emplace_back(name, option);
   };
-  add("method", "exact (default), simulate or ldp", "Task");
-  add("seed", "sweep seed (simulate, ldp): streams Rng(seed, 0, replication)", "Task");
-  for (const auto& key : keys) add(key.name, key.help, "Keys of " + key.methods + " blocks");
+  add("method", "NAME", "exact (default), simulate or ldp", "Task");
+  add("seed", "INT", "sweep seed (simulate, ldp): streams Rng(seed, 0, replication)", "Task");
+  for (const auto& key : keys)
+    add(key.name, key.value, key.help, "Keys of " + key.methods + " blocks");
   cmd->add_flag("--json", args->json, "print the result as JSON (keys: the result columns)");
   add_memory_option(cmd, "--max-task-memory", args->max_task_memory,
                     "refuse the task if its estimated peak memory, with what this process holds, "
                     "exceeds SIZE (4G, 512M; default: this machine's memory)");
+  cmd->footer(
+      "Values are YAML: a LIST is [a, b, ...], a LOAD a number or {heavy_traffic: k}. Exit codes: "
+      "0 done, 2 bad input (the message names the flag), 3 the task failed or is unstable, 1 "
+      "runtime error.");
   cmd->callback([args, &exit_code] {
     std::vector<sweep::Flag> flags;
     for (std::size_t i = 0; i < args->keys.size(); ++i)

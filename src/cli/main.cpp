@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <iostream>
 
 #include "command.hpp"
+#include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/version.hpp"
@@ -20,27 +22,82 @@ CommandRegistration::CommandRegistration(int order, AddCommand add) {
   registered_commands().emplace_back(order, std::move(add));
 }
 
+namespace {
+
+// `qsweep help [COMMAND]`: the same text as --help.
+void add_help_command(CLI::App& app) {
+  auto command = std::make_shared<std::string>();
+  CLI::App* help = app.add_subcommand("help", "Show the help of qsweep or of one command");
+  help->add_option("command", *command, "a command (run, eval, plan, ...)");
+  help->callback([&app, command] {
+    if (command->empty()) {  // (app.help() would show the selected subcommand's: this one's)
+      std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+      return;
+    }
+    std::vector<std::string> names;
+    const CLI::App& all = app;
+    for (const CLI::App* sub : all.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == *command) {
+        std::cout << sub->help(app.get_name());
+        return;
+      }
+      names.push_back(sub->get_name());
+    }
+    const std::string guess = closest_match(*command, {names.begin(), names.end()});
+    throw InputError("qsweep help: no command '" + *command + "'" +
+                     (guess.empty() ? "" : "; did you mean " + guess + "?") +
+                     " (qsweep --help lists them)");
+  });
+}
+
+// CLI11 says "The following arguments were not expected: 1 --bogus"; this names the command and
+// the unknown flag, with the closest flag the command has.
+std::string unexpected_arguments(const CLI::App& app, const CLI::ExtrasError& error) {
+  const CLI::App* chosen = &app;
+  for (const CLI::App* sub : app.get_subcommands()) chosen = sub;
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : chosen->get_options())
+    for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+  const std::string where = chosen == &app ? std::string("qsweep") : "qsweep " + chosen->get_name();
+  for (const std::string& arg : chosen->remaining()) {
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    const std::string guess = closest_match(flag, {flags.begin(), flags.end()});
+    return where + ": unknown option " + flag +
+           (guess.empty() ? "" : "; did you mean " + guess + "?") + " (" + where +
+           " --help lists the options)";
+  }
+  return where + ": " + error.what() + " (" + where + " --help shows the usage)";
+}
+
+}  // namespace
 }  // namespace qsweep::cli
 
 int main(int argc, char** argv) {
   using namespace qsweep;
   CLI::App app{
       "qsweep: parameter sweeps of queueing models (redundancy scheduling, JSQ) on HPC clusters"};
-  app.set_version_flag("--version",
+  app.set_version_flag("-V,--version",
                        std::string("qsweep ") + kVersion + " (git " + kGitCommit + ")");
   app.require_subcommand(1);
-  app.footer(
-      "Exit codes: 0 done, 1 runtime error, 2 bad input, 3 some tasks failed, "
-      "4 incomplete (resume with --resume).");
 
   int exit_code = exit_code::ok;
   auto& commands = cli::registered_commands();
   std::stable_sort(commands.begin(), commands.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [order, add] : commands) add(app, exit_code);
+  cli::add_help_command(app);
+  // After the commands: CLI11 copies a footer into subcommands made later; each has its own.
+  app.footer(
+      "Each command's --help lists its exit codes: 0 done, 1 runtime error, 2 bad input "
+      "(nothing written), 3 some tasks failed, 4 incomplete (resume with --resume), 5 damaged "
+      "rows (verify).");
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    std::fprintf(stderr, "%s\n", cli::unexpected_arguments(app, e).c_str());
+    return exit_code::bad_input;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? exit_code::ok : exit_code::bad_input;

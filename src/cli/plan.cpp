@@ -9,10 +9,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cell_json.hpp"
 #include "command.hpp"
 #include "memory_option.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/cost.hpp"
+#include "qsweep/sweep/execute.hpp"
 
 namespace qsweep::cli {
 namespace {
@@ -60,6 +63,18 @@ nlohmann::ordered_json task_json(const sweep::Task& task) {
           {"estimate", estimate.formula},
           {"memory_bytes", task.memory},
           {"memory_estimate", estimate.memory.formula}};
+}
+
+// The task's parameter columns as its results row will hold them (exact doubles: JSON numbers
+// read back to the same value).
+nlohmann::ordered_json parameters_json(const sweep::Task& task) {
+  const auto& columns = sweep::group_columns(task.method);
+  const sweep::Row row = sweep::make_row(task, sweep::TaskOutcome{});
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (columns[i].parameter && columns[i].name != "task_id")
+      out[columns[i].name] = cell_json(row.cells[i]);
+  return out;
 }
 
 void print_tasks(const char* title, const std::vector<const sweep::Task*>& tasks) {
@@ -125,7 +140,8 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
                                     {"task", sweep::describe(task)},
                                     {"unstable", static_cast<bool>(unstable[task.id])},
                                     {"cost_seconds", task.cost},
-                                    {"memory_bytes", task.memory}});
+                                    {"memory_bytes", task.memory},
+                                    {"parameters", parameters_json(task)}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -194,10 +210,14 @@ const CommandRegistration kPlan(10, [](CLI::App& app, int& exit_code) {
       "Show a sweep's task count per method and family, estimated costs and biggest tasks",
       "sweep file (YAML)", plan_command);
   plan->add_option("--top", args->top, "how many of the biggest tasks to list")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer("a number of tasks"));
   plan->add_flag("--tasks", args->all_tasks, "also list every task with its estimated cost");
   plan->add_flag("--json", args->json, "print the summary as JSON");
   add_memory_option(plan, "--max-task-memory", args->max_task_memory, kMaxTaskMemoryHelp);
+  plan->footer(
+      "Exit codes: 0 the plan is shown, 2 the sweep file is invalid or a task does not fit "
+      "--max-task-memory (one located message), 1 runtime error.");
 
   const auto [validate, validate_args] = add_file_command(
       app, exit_code, "validate",
@@ -205,6 +225,9 @@ const CommandRegistration kPlan(10, [](CLI::App& app, int& exit_code) {
       "sweep file (YAML)", validate_command);
   add_memory_option(validate, "--max-task-memory", validate_args->max_task_memory,
                     kMaxTaskMemoryHelp);
+  validate->footer(
+      "Exit codes: 0 valid, 2 invalid or a task does not fit --max-task-memory (one located "
+      "message), 1 runtime error.");
 });
 
 }  // namespace

@@ -102,7 +102,7 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
                    "seconds between progress lines (logs, mpirun, srun; run directly in a "
                    "terminal, one line is redrawn twice a second)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number("a number of seconds"));
   command->add_flag("-q,--quiet", args->quiet, "no progress lines");
   command->add_flag("--dedicated-coordinator", args->options.dedicated_coordinator,
                     "rank 0 only coordinates (by default it also computes on a thread)");

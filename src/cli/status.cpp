@@ -1,14 +1,20 @@
-// qsweep status OUT.h5 and qsweep export OUT.h5 --group G [--csv FILE]: reading a results file
-// (serially; safe while a job is still writing it). See docs/running.md.
+// qsweep status OUT.h5 and qsweep export OUT.h5 [--group G] [--csv FILE | --dir DIR]: reading a
+// results file (serially; safe while a job is still writing it). See docs/running.md.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 
 #include "command.hpp"
+#include "qsweep/common/closest_match.hpp"
+#include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
@@ -95,7 +101,8 @@ const CommandRegistration status_registration(40, [](CLI::App& app, int& exit_co
       "Summarise a results file: provenance, tasks by status, failures with messages",
       "results file (HDF5)", status_command);
   command->add_option("--limit", args->limit, "failed / unstable tasks listed at most")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer("a number of tasks"));
   command->add_flag("--yaml", args->yaml, "print the sweep file stored in the results and stop");
   command->footer(
       "Exit codes: 0 every task done or unstable, 3 some failed (none pending), 4 some pending "
@@ -106,8 +113,10 @@ const CommandRegistration status_registration(40, [](CLI::App& app, int& exit_co
 
 struct ExportArgs {
   std::string file;
-  std::string group;
-  std::string csv;
+  std::vector<std::string> groups;   // "all": every group of the file
+  std::string csv;                   // one group: a file, or standard output
+  std::string dir;                   // several groups: DIR/GROUP.csv each
+  std::vector<std::string> columns;  // empty: all, in the file's order
 };
 
 // RFC 4180 quoting where needed.
@@ -144,21 +153,51 @@ std::string csv_cell(const store::TableColumn& column, std::size_t row) {
 // text is 256 bytes a row) whatever the size of the group.
 constexpr std::uint64_t kExportChunkRows = 4096;
 
-void write_csv(const store::ResultsReader& reader, const std::string& group, std::ostream& out) {
+// The columns of `table` to write, in the order asked for (all if none were named).
+std::vector<std::size_t> chosen_columns(const std::vector<store::TableColumn>& table,
+                                        const std::vector<std::string>& names,
+                                        const std::string& group) {
+  std::vector<std::size_t> chosen;
+  if (names.empty()) {
+    for (std::size_t c = 0; c < table.size(); ++c) chosen.push_back(c);
+    return chosen;
+  }
+  std::vector<std::string> known;
+  for (const auto& column : table) known.push_back(column.name);
+  for (const std::string& name : names) {
+    const auto found = std::find(known.begin(), known.end(), name);
+    if (found == known.end()) {
+      const std::string guess = closest_match(name, {known.begin(), known.end()});
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InputError("--columns: group " + group + " has no column '" + name + "'" +
+                       (guess.empty() ? "" : "; did you mean " + guess + "?") +
+                       " (its columns: " + list + ")");
+    }
+    chosen.push_back(static_cast<std::size_t>(found - known.begin()));
+  }
+  return chosen;
+}
+
+void write_csv(const store::ResultsReader& reader, const std::string& group,
+               const std::vector<std::string>& columns, std::ostream& out) {
   std::string line;
+  std::vector<std::size_t> chosen;
   for (std::uint64_t first = 0;; first += kExportChunkRows) {
     const std::vector<store::TableColumn> table = reader.read_table(group, first, kExportChunkRows);
+    if (first == 0) chosen = chosen_columns(table, columns, group);
     std::size_t rows = 0;
-    for (std::size_t c = 0; c < table.size(); ++c) {
-      if (first == 0) out << (c > 0 ? "," : "") << csv_field(table[c].name);
-      rows = std::visit([](const auto& values) { return values.size(); }, table[c].values);
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      const store::TableColumn& column = table[chosen[i]];
+      if (first == 0) out << (i > 0 ? "," : "") << csv_field(column.name);
+      rows = std::visit([](const auto& values) { return values.size(); }, column.values);
     }
     if (first == 0) out << '\n';
     for (std::size_t r = 0; r < rows; ++r) {
       line.clear();
-      for (std::size_t c = 0; c < table.size(); ++c) {
-        if (c > 0) line += ',';
-        line += csv_cell(table[c], r);
+      for (std::size_t i = 0; i < chosen.size(); ++i) {
+        if (i > 0) line += ',';
+        line += csv_cell(table[chosen[i]], r);
       }
       line += '\n';
       out << line;
@@ -167,19 +206,51 @@ void write_csv(const store::ResultsReader& reader, const std::string& group, std
   }
 }
 
+// Why `path` cannot be created, in words a user can act on.
+std::string cannot_create(const std::string& path, int error) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    return "cannot create " + path + ": the directory " + parent.string() + " does not exist";
+  return "cannot create " + path + ": " + std::strerror(error);
+}
+
+void write_csv_file(const store::ResultsReader& reader, const std::string& group,
+                    const std::vector<std::string>& columns, const std::string& path) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(cannot_create(path, errno));
+  write_csv(reader, group, columns, out);
+  out.close();
+  if (!out) throw Error("cannot write " + path + " (disk full?)");
+}
+
 int export_command(const ExportArgs& args) {
   const store::ResultsReader reader(args.file);
+  std::vector<std::string> groups = args.groups;
+  if (groups.empty() || (groups.size() == 1 && groups.front() == "all")) {
+    groups = reader.method_groups();
+    groups.insert(groups.begin(), "tasks");
+  }
+  if (groups.size() > 1 && args.dir.empty())
+    throw InputError("export: " + std::to_string(groups.size()) +
+                     " groups need --dir DIR (one DIR/GROUP.csv each); --csv takes one group");
+  if (!args.dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(args.dir, ec))
+      throw InputError("--dir: " + args.dir + " is not a directory");
+    for (const std::string& group : groups)
+      write_csv_file(reader, group, args.columns,
+                     (std::filesystem::path(args.dir) / (group + ".csv")).string());
+    return exit_code::ok;
+  }
   if (args.csv.empty() || args.csv == "-") {
-    write_csv(reader, args.group, std::cout);
+    write_csv(reader, groups.front(), args.columns, std::cout);
     std::cout.flush();
     if (!std::cout) throw Error("cannot write the CSV to standard output");
     return exit_code::ok;
   }
-  std::ofstream out(args.csv, std::ios::binary);
-  if (!out) throw Error("cannot create " + args.csv);
-  write_csv(reader, args.group, out);
-  out.close();
-  if (!out) throw Error("cannot write " + args.csv);
+  write_csv_file(reader, groups.front(), args.columns, args.csv);
   return exit_code::ok;
 }
 
@@ -189,11 +260,22 @@ const CommandRegistration export_registration(41, [](CLI::App& app, int& exit_co
       "Write one group of a results file as CSV: one row per task, parameters and scalar results "
       "(distributions and ragged per-type columns stay in the HDF5 file)",
       "results file (HDF5)", export_command);
-  command->add_option("--group", args->group, "exact, simulate, ldp or tasks")->required();
-  command->add_option("--csv", args->csv, "output file (default: standard output)");
+  command
+      ->add_option("--group", args->groups,
+                   "exact, simulate, ldp, tasks, several of them, or all (the default)")
+      ->delimiter(',');
+  auto* csv = command->add_option("--csv", args->csv,
+                                  "output file of one group (default: "
+                                  "standard output)");
+  command->add_option("--dir", args->dir, "write each group to DIR/GROUP.csv")->excludes(csv);
+  command
+      ->add_option("--columns", args->columns,
+                   "only these columns, in this order (comma-separated)")
+      ->delimiter(',');
   command->footer(
       "Empty fields are NaN (not applicable or not computed). Rows of tasks that are "
-      "not done have a status other than done.");
+      "not done have a status other than done. Exit codes: 0 written, 2 not a results file, "
+      "no such group or column, or several groups without --dir, 1 cannot write the output.");
 });
 
 }  // namespace

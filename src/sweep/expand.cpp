@@ -15,6 +15,7 @@
 #include "cost_detail.hpp"
 #include "keys.hpp"
 #include "qsweep/common/checked.hpp"
+#include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
@@ -392,6 +393,15 @@ class BlockExpander {
       } catch (const InputError& e) {
         fail_from(block_.where, e, "options the simulator accepts (docs/sim.md)");
       }
+      // power_of_d samples among a job's compatible servers: more than the largest type has
+      // would silently sample fewer. (The default 2 on singleton types is plain random routing.)
+      const int largest = system.family.max_type_size();
+      if (t.simulate.policy == sim::Policy::power_of_d && axes_.find("policy_d") != nullptr &&
+          t.simulate.policy_d > largest)
+        fail(where_of("policy_d"),
+             fmt::format("policy_d = {} exceeds the {} servers of the largest job type of {}; "
+                         "expected at most {} (power_of_d samples among a job's servers)",
+                         t.simulate.policy_d, largest, model::to_string(t.family.kind), largest));
     }
   }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "qsweep/common/checked.hpp"
+#include "qsweep/common/closest_match.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -332,18 +333,18 @@ std::vector<KeySpec> make_specs() {
                .used_by = "blocks with a speed_profile",
                .applies = [](const Draft& d) { return !d.speed_profile.empty(); },
                .apply = [](Draft& d, const Value& v) { d.fast = real(v); }});
-  k.push_back(
-      {.name = "lambda",
-       .methods = kSystem | kLdp,
-       .kind = Kind::load,
-       .help = "per-server arrival rate (total N * lambda); heavy_traffic: mean speed (1 - 10^-k)",
-       .bounds = above(0),
-       .required = true,
-       .alternative = "rho",
-       .apply = [](Draft& d, const Value& v) {
-         d.load = std::get<Load>(v);
-         d.has_load = true;
-       }});
+  k.push_back({.name = "lambda",
+               .methods = kSystem | kLdp,
+               .kind = Kind::load,
+               .help = "per-server arrival rate (total N * lambda), or {heavy_traffic: k}: mean "
+                       "speed x (1 - 10^-k)",
+               .bounds = above(0),
+               .required = true,
+               .alternative = "rho",
+               .apply = [](Draft& d, const Value& v) {
+                 d.load = std::get<Load>(v);
+                 d.has_load = true;
+               }});
   k.push_back({.name = "rho",
                .methods = kSystem,
                .kind = Kind::load,
@@ -763,10 +764,17 @@ void parse_generator(const KeySpec& key, const YAML::Node& node, const Locator& 
     const double x = generator == "linspace" ? end : std::pow(base, end);
     if (std::isfinite(x)) numeric_value(key, x, where, origin);
   }
+  // As numpy.linspace computes them, so that values equal what users compare with: a + i * step,
+  // step = (b - a) / (n - 1), the last exactly b; where the step underflows, a + (i / (n - 1)) (b -
+  // a). logspace is pow(base, x) of those (numpy's own power differs by an ulp on AVX-512
+  // machines).
+  const double div = static_cast<double>(n - 1);
+  const double delta = b - a;
+  const double step = n > 1 ? delta / div : 0.0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    // Endpoints exact; interior points a + (b - a) i / (n - 1).
-    const double t = n == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(n - 1);
-    const double x = i + 1 == n && n > 1 ? b : a + (b - a) * t;
+    const double index = static_cast<double>(i);
+    double x = step != 0.0 ? index * step + a : n > 1 ? index / div * delta + a : a;
+    if (i + 1 == n && n > 1) x = b;
     values.push_back(generator == "linspace" ? x : std::pow(base, x));
   }
   for (double x : values) {

@@ -12,6 +12,7 @@
 #include "canonical.hpp"
 #include "expand.hpp"
 #include "keys.hpp"
+#include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/sweep/sha256.hpp"
 
@@ -30,7 +31,7 @@ Method method_of(const YAML::Node& node, const Locator& loc) {
   const std::string name = detail::read_string(node, loc, "method", expected);
   for (std::size_t i = 0; i < std::size(kMethods); ++i)
     if (name == kMethods[i]) return static_cast<Method>(i);
-  const std::string guess = detail::closest_match(name, {std::begin(kMethods), std::end(kMethods)});
+  const std::string guess = closest_match(name, {std::begin(kMethods), std::end(kMethods)});
   fail(loc.at(node),
        fmt::format("unknown method '{}'{}; expected {}", name,
                    guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), expected));
@@ -109,8 +110,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   for (const auto& kv : root) {
     const std::string key = key_name(kv.first, loc);
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys)) {
-      const std::string guess =
-          detail::closest_match(key, {std::begin(kTopKeys), std::end(kTopKeys)});
+      const std::string guess = closest_match(key, {std::begin(kTopKeys), std::end(kTopKeys)});
       fail(loc.at(kv.first),
            fmt::format("unknown top-level key '{}'{}; expected one of: name, seed, output, "
                        "on_unstable, max_tasks, blocks (block keys go inside blocks)",
@@ -304,6 +304,28 @@ std::string plan_hash(const std::vector<Task>& tasks) {
   return sha.hex_digest();
 }
 
+namespace {
+
+std::string value_name(const detail::KeySpec& spec) {
+  switch (spec.kind) {
+    case detail::Kind::integer:
+      return "INT";
+    case detail::Kind::real:
+      return "NUMBER";
+    case detail::Kind::boolean:
+      return "BOOL";
+    case detail::Kind::choice:
+      return "NAME";
+    case detail::Kind::load:
+      return "LOAD";
+    case detail::Kind::fixed:
+      return "LIST";
+  }
+  return "VALUE";
+}
+
+}  // namespace
+
 std::vector<KeyInfo> block_keys() {
   std::vector<KeyInfo> keys;
   for (const auto& spec : detail::key_specs()) {
@@ -314,10 +336,11 @@ std::vector<KeyInfo> block_keys() {
     auto same = std::find_if(keys.begin(), keys.end(),
                              [&](const KeyInfo& k) { return k.name == spec.name; });
     if (same == keys.end()) {
-      keys.push_back({std::string(spec.name), methods, std::string(spec.help)});
-    } else {  // one key with different meanings per method (policy, policy_d)
+      keys.push_back({std::string(spec.name), methods, std::string(spec.help), value_name(spec)});
+    } else {  // one key of several methods (policy, policy_d), its help once per meaning
       same->methods += ", " + methods;
-      same->help += "; " + std::string(spec.help);
+      if (same->help.find(spec.help) == std::string::npos)
+        same->help += "; " + std::string(spec.help);
     }
   }
   return keys;

@@ -43,7 +43,4 @@ bool read_bool(const YAML::Node& node, const Locator& loc, std::string_view what
 std::string read_string(const YAML::Node& node, const Locator& loc, std::string_view what,
                         std::string_view expected);
 
-// The closest of `candidates` to `word` if it is a plausible misspelling, else "".
-std::string closest_match(std::string_view word, const std::vector<std::string_view>& candidates);
-
 }  // namespace qsweep::sweep::detail

@@ -86,6 +86,25 @@ with h5py.File("out.h5", "r") as f:
     assert [float(r["probability"]) for r in ldp] == f["ldp/probability"][()].tolist()
 PY
 expect_exit 2 "$QSWEEP" export out.h5 --group nothing 2>/dev/null
+# Chosen columns in the order asked for; every group at once into a directory; reasons.
+"$QSWEEP" export out.h5 --group exact --columns EQ,lambda,task_id >columns.csv
+[ "$(head -1 columns.csv)" = "EQ,lambda,task_id" ] || fail "export --columns: $(head -1 columns.csv)"
+"$PYTHON" - <<'PY' || fail "export --columns: other values than the full export"
+import csv
+full, chosen = list(csv.DictReader(open("exact.csv"))), list(csv.DictReader(open("columns.csv")))
+assert [{k: r[k] for k in ("EQ", "lambda", "task_id")} for r in full] == chosen
+PY
+expect_exit 2 "$QSWEEP" export out.h5 --group exact --columns EQQ 2>columns.err
+grep -q "no column 'EQQ'; did you mean EQ?" columns.err || fail "export --columns EQQ: $(cat columns.err)"
+mkdir groups
+"$QSWEEP" export out.h5 --dir groups
+[ "$(cd groups && ls | tr '\n' ' ')" = "exact.csv ldp.csv simulate.csv tasks.csv " ] ||
+  fail "export --dir wrote: $(ls groups)"
+cmp groups/exact.csv exact.csv || fail "export --dir: exact.csv differs from --group exact"
+expect_exit 2 "$QSWEEP" export out.h5 2>all.err
+grep -q "need --dir DIR" all.err || fail "export of every group to standard output: $(cat all.err)"
+expect_exit 1 "$QSWEEP" export out.h5 --group exact --csv missing/exact.csv 2>missing.err
+grep -q "the directory missing does not exist" missing.err || fail "export into a missing directory: $(cat missing.err)"
 # Warnings are stored per row and listed by status: a simulation with no event after warm-up
 # warns (and has NaN estimates), a healthy one does not.
 cat >warn.yaml <<'YAML'

@@ -15,6 +15,31 @@ help=$("$qsweep" --help)
 [[ "$help" == *eval* ]] || { echo "FAIL: --help lacks eval"; exit 1; }
 eval_help=$("$qsweep" eval --help)
 [[ "$eval_help" == *--lambda* ]] || { echo "FAIL: eval --help lacks --lambda"; exit 1; }
+[[ "$("$qsweep" -V)" == "$version" ]] || { echo "FAIL: -V is not --version"; exit 1; }
+[[ "$("$qsweep" help)" == "$help" ]] || { echo "FAIL: qsweep help is not --help"; exit 1; }
+[[ "$("$qsweep" help eval)" == "$eval_help" ]] || { echo "FAIL: qsweep help eval is not eval --help"; exit 1; }
+# Every flag has a value type (not TEXT), each meaning of a shared key once.
+lambda_line=$(grep -e '--lambda ' <<<"$eval_help")
+[[ "$lambda_line" == *"--lambda LOAD"*"{heavy_traffic: k}"* ]] || { echo "FAIL: $lambda_line"; exit 1; }
+policy_d_line=$(grep -e '--policy_d ' <<<"$eval_help")
+[[ "$policy_d_line" == *"--policy_d INT"* && "$policy_d_line" != *"; "* ]] || { echo "FAIL: $policy_d_line"; exit 1; }
+if grep -q ' TEXT ' <<<"$eval_help"; then echo "FAIL: eval --help types a flag as TEXT"; exit 1; fi
+# Bad flags and values: exit 2, one short line naming the flag (and the closest one).
+one_line_error() {  # EXPECTED-FRAGMENT COMMAND...
+  local fragment=$1 code=0 out
+  shift
+  out=$("$@" 2>&1 >/dev/null) || code=$?
+  [[ $code -eq 2 ]] || { echo "FAIL: $* exited $code, not 2"; exit 1; }
+  [[ "$out" == *"$fragment"* ]] || { echo "FAIL: $*: '$out' lacks '$fragment'"; exit 1; }
+  [[ ${#out} -lt 300 ]] || { echo "FAIL: $*: a ${#out}-character message"; exit 1; }
+}
+one_line_error "unknown option --lamda; did you mean --lambda?" "$qsweep" eval --lamda 0.5
+one_line_error "unknown option --bogus" "$qsweep" eval --bogus 1
+one_line_error "expected a number of seconds > 0, not 0" "$qsweep" run --progress 0 none.yaml
+one_line_error "expected a number of tasks >= 0 (an integer), not -1" "$qsweep" plan --top -1 none.yaml
+one_line_error "no command 'evl'" "$qsweep" help evl
+ht=$("$qsweep" eval --family ring --N 4 --lambda '{heavy_traffic: 2}' --json)
+[[ "$ht" == *'"lambda": 0.99'* ]] || { echo "FAIL: --lambda {heavy_traffic: 2}: $ht"; exit 1; }
 
 "$python" - "$qsweep" <<'PY'
 import itertools, json, math, subprocess, sys

@@ -216,8 +216,9 @@ name: options
 seed: 7
 blocks:
   - method: simulate
-    family: ring
+    family: complete
     N: 5
+    d: 4
     lambda: 0.5
     policy: power_of_d
     policy_d: 3

@@ -73,6 +73,7 @@ struct KeyInfo {
   std::string name;
   std::string methods;  // "exact, simulate"
   std::string help;     // one line
+  std::string value;    // what a value is, for --help: INT, NUMBER, BOOL, NAME, LOAD or LIST
 };
 std::vector<KeyInfo> block_keys();
 

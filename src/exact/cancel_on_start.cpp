@@ -16,7 +16,8 @@
 //   D(I) lam_C(I) = sum_{m in I} D(I - m),                     D(empty) = 1   (idle orders)
 //   Z = sum_A B(A) D(A^c),  E[Q] Z = sum_A D(A^c) (|A| B + W1),
 //   E[Q(Q-1)] Z = sum_A D(A^c) (|A|(|A|-1) B + 2 |A| W1 + W2).
-// P(Q = k): V_k(A) mu(A) = sum_{m in A} V_{k-1}(A - m) + lam(A) V_{k-1}(A), weight sum_A V_k D(A^c).
+// P(Q = k): V_k(A) mu(A) = sum_{m in A} V_{k-1}(A - m) + lam(A) V_{k-1}(A), weight sum_A V_k
+// D(A^c).
 //
 // Per type (the type of a job in service is not in the state): E[Q_t] = E[W_t] + sum_m
 // theta_tm / mu_m (Little at each server: service at m takes 1/mu_m whatever the type), with
@@ -34,9 +35,9 @@
 // Every sum has positive terms; the only subtractions are d, e_m (the input's stability slack)
 // and the final Var = E[Q(Q-1)] + E[Q] - E[Q]^2.
 //
-// Memory: five doubles per server set (lam, lam_C, D, B and three arrays that are W1, W2, then V,
-// then M, K, F). Time O(2^N (N + #types)) for the means, O(qmax N 2^N) for the distribution,
-// O(N^2 2^N + sum_t |S_t| 2^(N - |S_t|)) for the per-type means.
+// Memory: six doubles per server set: lam, lam_C, D, B, and two arrays X (W1, then V, then K)
+// and Y (W2, then M, then F_m). Time O(2^N (N + #types)) for the means, O(qmax N 2^N) for the
+// distribution, O(N^2 2^N + sum_t |S_t| 2^(N - |S_t|)) for the per-type means.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -161,7 +162,8 @@ Moments cancel_on_start_engine(const std::vector<model::JobType>& types,
       s2 += Y[A ^ bit];
     });
     const double slack = d(A);
-    const double b = s0 / slack, w1 = (lam[a] * b + s1) / slack, w2 = (2.0 * lam[a] * w1 + s2) / slack;
+    const double b = s0 / slack, w1 = (lam[a] * b + s1) / slack,
+                 w2 = (2.0 * lam[a] * w1 + s2) / slack;
     B[a] = b;
     X[a] = w1;
     Y[a] = w2;
@@ -172,10 +174,11 @@ Moments cancel_on_start_engine(const std::vector<model::JobType>& types,
   }
   const double Z = z.value();
   if (!std::isfinite(Z) || !std::isfinite(q2.value()))
-    throw InputError(fmt::format("exact: P(Q = 0) is below 1e-308 for this N = {} cancel-on-start "
-                                 "system, out of the engine's double range; use a load further "
-                                 "from overload",
-                                 N));
+    throw InputError(
+        fmt::format("exact: P(Q = 0) is below 1e-308 for this N = {} cancel-on-start "
+                    "system, out of the engine's double range; use a load further "
+                    "from overload",
+                    N));
   // Weights relative to the empty system's (sum of its idle orders D(all)): P(Q = 0) = 1 / f.
   const double empty = D[full];
   out.log_f = std::log(Z) - std::log(empty);
@@ -202,7 +205,8 @@ Moments cancel_on_start_engine(const std::vector<model::JobType>& types,
         largest = std::max(largest, v);
       }
       X[0] = 0.0;
-      out.log_weight[static_cast<std::size_t>(k)] = log_scale + std::log(total.value()) - std::log(empty);
+      out.log_weight[static_cast<std::size_t>(k)] =
+          log_scale + std::log(total.value()) - std::log(empty);
       carry = 1.0 / largest;
       log_scale += std::log(largest);
     }

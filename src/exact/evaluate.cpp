@@ -146,12 +146,13 @@ std::string join_warnings(const std::vector<std::string>& sentences) {
 // "cancel-on-start"), no symmetric engine, no joint pmf.
 bool cancel_on_start_rejects(const model::System& system, const Options& options, Validation& v) {
   if (options.engine == Engine::symmetric)
-    return reject(v, "engine", "engine symmetric has no cancel-on-start version (policy redundancy_cos)",
+    return reject(v, "engine",
+                  "engine symmetric has no cancel-on-start version (policy redundancy_cos)",
                   "engine automatic or general with policy redundancy_cos");
   if (system.N() > kMaxCancelOnStartServers)
     return reject(v, "N",
                   fmt::format("N = {} is too large for the cancel-on-start exact engine (it stores "
-                              "40 x 2^N bytes)",
+                              "48 x 2^N bytes)",
                               system.N()),
                   fmt::format("N <= {} with policy redundancy_cos", kMaxCancelOnStartServers));
   if (options.joint_qmax != -1 || options.joint_bin != 1)
@@ -184,12 +185,13 @@ Validation validate(const model::System& system, const Options& options) {
 Result evaluate(const model::System& system, const Options& options) {
   const Validation validation = validate(system, options);
   if (!validation.ok())
-    throw InputError(fmt::format("exact: {}; expected {}", validation.problem, validation.expected));
+    throw InputError(
+        fmt::format("exact: {}; expected {}", validation.problem, validation.expected));
   const bool symmetric = validation.engine == Engine::symmetric;
   const bool cancel_on_start = options.policy == Policy::redundancy_cos;
 
   Result r;
-  r.engine = symmetric ? detail::symmetric_engine_name(system)
+  r.engine = symmetric         ? detail::symmetric_engine_name(system)
              : cancel_on_start ? "cancel-on-start"
                                : "general";
   r.rho = system.rho();

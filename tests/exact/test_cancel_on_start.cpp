@@ -25,14 +25,15 @@ namespace {
 
 // Stationary law of the chain truncated at K jobs, and its means.
 struct CosChain {
-  std::vector<double> pmf;                // P(Q = q), q = 0..K
+  std::vector<double> pmf;  // P(Q = q), q = 0..K
   double EQ = 0.0, EQ2 = 0.0;
-  std::vector<double> EW;                 // mean waiting jobs per type
+  std::vector<double> EW;                  // mean waiting jobs per type
   std::vector<std::vector<double>> start;  // rate at which type t starts at server m
 
   CosChain(const std::vector<model::JobType>& types, const std::vector<double>& speeds, double L,
            int K)
-      : pmf(static_cast<std::size_t>(K) + 1), EW(types.size()),
+      : pmf(static_cast<std::size_t>(K) + 1),
+        EW(types.size()),
         start(types.size(), std::vector<double>(speeds.size())) {
     const int N = static_cast<int>(speeds.size());
     // State: busy mask, the idle servers (longest idle first), -1, the waiting types.
@@ -55,7 +56,8 @@ struct CosChain {
         return out;
       };
       std::vector<Move> out;
-      const int jobs = std::popcount(static_cast<unsigned>(busy)) + static_cast<int>(waiting.size());
+      const int jobs =
+          std::popcount(static_cast<unsigned>(busy)) + static_cast<int>(waiting.size());
       for (std::size_t t = 0; t < types.size() && jobs < K; ++t) {
         const double rate = L * types[t].p;
         const auto pick = std::find_if(idle.begin(), idle.end(),
@@ -177,7 +179,8 @@ struct CosChain {
         for (std::size_t a = 0; a < level[q].size(); ++a)
           for (std::size_t c = 0; c < level[q + 1].size(); ++c)
             if (R[q][a][c] != 0.0)
-              for (std::size_t b2 = 0; b2 < level[q].size(); ++b2) M[a][b2] -= R[q][a][c] * down[c][b2];
+              for (std::size_t b2 = 0; b2 < level[q].size(); ++b2)
+                M[a][b2] -= R[q][a][c] * down[c][b2];
       }
       if (q > 0) R[q - 1] = solve_right(between(q - 1, q), M);
     }
@@ -209,7 +212,8 @@ struct CosChain {
       for (std::size_t k = sep + 1; k < s.size(); ++k) EW[static_cast<std::size_t>(s[k])] += pi[i];
       for (const Move& m : moves(s))
         if (m.type >= 0)
-          start[static_cast<std::size_t>(m.type)][static_cast<std::size_t>(m.server)] += pi[i] * m.rate;
+          start[static_cast<std::size_t>(m.type)][static_cast<std::size_t>(m.server)] +=
+              pi[i] * m.rate;
     }
   }
 
@@ -261,7 +265,6 @@ struct CosChain {
     for (std::size_t n = 0; n < speeds.size(); ++n) sum += start[t][n] / speeds[n];
     return sum;
   }
-
 };
 
 // A random explicit family on 2..4 servers: 1..4 distinct random server sets (a server may be
@@ -367,7 +370,8 @@ TEST(ExactCancelOnStart, MeansMatchTheChainAtLightLoad) {
     }
     EXPECT_TRUE(r.ER_server.empty());
   }
-  std::printf("cancel-on-start, light-load means: max relative error %.3g over 25 systems\n", worst);
+  std::printf("cancel-on-start, light-load means: max relative error %.3g over 25 systems\n",
+              worst);
 }
 
 // Identities at any load: every type enters service at its arrival rate (arrivals that start at
@@ -444,7 +448,8 @@ TEST(ExactCancelOnStart, ClassicalQueues) {
     }
   }
   const std::vector<double> speeds{0.7, 1.3, 2.0};
-  const auto system = make_system(explicit_params(3, {{{0}, 0.2}, {{1}, 0.3}, {{2}, 0.5}}), 0.4, speeds);
+  const auto system =
+      make_system(explicit_params(3, {{{0}, 0.2}, {{1}, 0.3}, {{2}, 0.5}}), 0.4, speeds);
   const Result r = run_cos(system, 0);
   double total = 0.0;
   for (std::size_t n = 0; n < 3; ++n) {

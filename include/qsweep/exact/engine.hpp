@@ -14,7 +14,7 @@ namespace qsweep::exact {
 // The general engine keeps two doubles per server set (2^(N+4) bytes: 4 GiB at N = 28,
 // 16 GiB at N = 30) and costs O(2^N * #types) per pass.
 inline constexpr int kMaxGeneralServers = 30;
-// The cancel-on-start engine keeps five doubles per server set (40 x 2^N bytes: 10 GiB at N = 28)
+// The cancel-on-start engine keeps six doubles per server set (48 x 2^N bytes: 12 GiB at N = 28)
 // and costs O(N 2^N) per pass, O(N^2 2^N) for the per-type means.
 inline constexpr int kMaxCancelOnStartServers = 28;
 

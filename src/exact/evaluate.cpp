@@ -91,10 +91,11 @@ bool joint_rejects(const model::System& system, const Options& options, Validati
 }
 
 // Sojourn times (Little), heavy-traffic scaling and per-server means from per-type means.
+// Cancel-on-start has no replicas waiting at servers: no E[R_n] (with_servers = false).
 void fill_per_type(const model::System& system, const std::vector<model::JobType>& types,
-                   const std::vector<double>& EQ_type, Result& r) {
+                   const std::vector<double>& EQ_type, Result& r, bool with_servers = true) {
   const double L = system.total_arrival_rate();
-  r.ER_server.assign(static_cast<std::size_t>(system.N()), 0.0);
+  if (with_servers) r.ER_server.assign(static_cast<std::size_t>(system.N()), 0.0);
   for (std::size_t t = 0; t < types.size(); ++t) {
     const double eq = EQ_type[t], p = types[t].p;
     r.type_servers.push_back(types[t].servers);
@@ -102,7 +103,7 @@ void fill_per_type(const model::System& system, const std::vector<model::JobType
     r.EQ_type.push_back(eq);
     r.ET_type.push_back(eq / (L * p));
     r.scaled_EQ_type.push_back((1.0 - r.rho) * eq / p);
-    for (model::ServerMask m = types[t].servers; m != 0; m &= m - 1) {
+    for (model::ServerMask m = with_servers ? types[t].servers : 0; m != 0; m &= m - 1) {
       r.ER_server[static_cast<std::size_t>(std::countr_zero(m))] += eq;
     }
   }
@@ -141,10 +142,38 @@ std::string join_warnings(const std::vector<std::string>& sentences) {
   return text;
 }
 
+// Cancel-on-start: its own lattice engine (Validation::engine general, Result::engine
+// "cancel-on-start"), no symmetric engine, no joint pmf.
+bool cancel_on_start_rejects(const model::System& system, const Options& options, Validation& v) {
+  if (options.engine == Engine::symmetric)
+    return reject(v, "engine",
+                  "engine symmetric has no cancel-on-start version (policy redundancy_cos)",
+                  "engine automatic or general with policy redundancy_cos");
+  if (system.N() > kMaxCancelOnStartServers)
+    return reject(v, "N",
+                  fmt::format("N = {} is too large for the cancel-on-start exact engine (it stores "
+                              "48 x 2^N bytes)",
+                              system.N()),
+                  fmt::format("N <= {} with policy redundancy_cos", kMaxCancelOnStartServers));
+  if (options.joint_qmax != -1 || options.joint_bin != 1)
+    return reject(v, options.joint_qmax != -1 ? "joint_qmax" : "joint_bin",
+                  "the joint pmf of the per-type counts is computed for policy redundancy_coc only",
+                  "no joint_qmax with policy redundancy_cos");
+  if (options.qmax < 0 || options.qmax > kMaxQmax)
+    return reject(v, "qmax", fmt::format("qmax = {} is out of range", options.qmax),
+                  fmt::format("0 <= qmax <= {}", kMaxQmax));
+  return false;
+}
+
 }  // namespace
 
 Validation validate(const model::System& system, const Options& options) {
   Validation v;
+  if (options.policy == Policy::redundancy_cos) {
+    v.engine = Engine::general;
+    cancel_on_start_rejects(system, options, v);
+    return v;
+  }
   const bool lumps = detail::symmetric_applies(system);
   const bool symmetric =
       options.engine == Engine::symmetric || (options.engine == Engine::automatic && lumps);
@@ -156,11 +185,15 @@ Validation validate(const model::System& system, const Options& options) {
 Result evaluate(const model::System& system, const Options& options) {
   const Validation validation = validate(system, options);
   if (!validation.ok())
-    throw InputError(fmt::format("exact: {}; expected {}", validation.problem, validation.expected));
+    throw InputError(
+        fmt::format("exact: {}; expected {}", validation.problem, validation.expected));
   const bool symmetric = validation.engine == Engine::symmetric;
+  const bool cancel_on_start = options.policy == Policy::redundancy_cos;
 
   Result r;
-  r.engine = symmetric ? detail::symmetric_engine_name(system) : "general";
+  r.engine = symmetric         ? detail::symmetric_engine_name(system)
+             : cancel_on_start ? "cancel-on-start"
+                               : "general";
   r.rho = system.rho();
   const auto local = model::check_local_stability(system.family, system.speeds);
   r.locally_stable = local.ok;
@@ -177,6 +210,10 @@ Result evaluate(const model::System& system, const Options& options) {
   detail::Moments m;
   if (symmetric) {
     m = detail::symmetric_engine(system, options.qmax, options.per_type);
+  } else if (cancel_on_start) {
+    types = system.family.enumerate();
+    m = detail::cancel_on_start_engine(types, system.speeds, system.total_arrival_rate(),
+                                       options.qmax, options.per_type);
   } else {
     types = system.family.enumerate();
     m = detail::general_engine(types, system.speeds, system.total_arrival_rate(), options.qmax,
@@ -220,7 +257,7 @@ Result evaluate(const model::System& system, const Options& options) {
     if (symmetric) {
       fill_classes(system, std::move(m.classes), r);
     } else {
-      fill_per_type(system, types, m.EQ_type, r);
+      fill_per_type(system, types, m.EQ_type, r, !cancel_on_start);
     }
   }
   if (options.joint_qmax >= 0) {

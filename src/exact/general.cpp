@@ -33,6 +33,7 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
+#include "speed_sums.hpp"
 #include "summation.hpp"
 
 namespace qsweep::exact::detail {
@@ -45,31 +46,6 @@ using Mask = std::uint32_t;
 constexpr std::uint64_t kBlock = 4096;
 // Tile length of the distribution pass.
 constexpr std::uint64_t kTile = 16384;
-
-// mu(B) from two half tables: mu(B) = low[B & low_mask] + high[B >> low_bits].
-class SpeedSums {
- public:
-  explicit SpeedSums(const std::vector<double>& speeds) {
-    const int n = static_cast<int>(speeds.size());
-    low_bits_ = n / 2;
-    low_ = subset_sums(speeds, 0, low_bits_);
-    high_ = subset_sums(speeds, low_bits_, n - low_bits_);
-  }
-  double operator()(Mask set) const {
-    return low_[set & ((Mask{1} << low_bits_) - 1)] + high_[set >> low_bits_];
-  }
-
- private:
-  static std::vector<double> subset_sums(const std::vector<double>& speeds, int first, int count) {
-    std::vector<double> sums(std::size_t{1} << count, 0.0);
-    for (std::size_t s = 1; s < sums.size(); ++s) {
-      sums[s] = sums[s & (s - 1)] + speeds[static_cast<std::size_t>(first + std::countr_zero(s))];
-    }
-    return sums;
-  }
-  int low_bits_ = 0;
-  std::vector<double> low_, high_;
-};
 
 struct Lattice {
   int N = 0;

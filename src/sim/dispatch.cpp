@@ -200,8 +200,14 @@ class DispatchEvents {
   double service_time(int n, double size) const { return size / c_.system.speeds[idx(n)]; }
 
   // Cancel-on-start: the server where the job would start first (it frees first); servers that
-  // tie (several idle ones, or equal deterministic backlogs) are chosen uniformly.
+  // tie (several idle ones, or equal deterministic backlogs) are chosen uniformly, or with
+  // longest_idle the idle one that emptied first: the smallest free_at_ is that server if any is
+  // idle (an idle server's free_at_ <= now < a busy one's) and the earliest start otherwise.
   int earliest_start(const std::vector<int>& servers) {
+    if (c_.options.longest_idle) {
+      const auto emptied = [this](int n) { return free_at_[idx(n)]; };
+      return smallest_key(servers.data(), servers.size(), emptied, c_.rng);
+    }
     const auto start = [this, now = clock.now()](int n) { return std::max(free_at_[idx(n)], now); };
     return smallest_key(servers.data(), servers.size(), start, c_.rng);
   }

@@ -307,6 +307,9 @@ void validate(const Options& o) {
   if (o.identical_replicas && o.policy != Policy::redundancy_coc)
     throw InputError(fmt::format("identical_replicas applies only to redundancy_coc, not {}",
                                  policy_name(o.policy)));
+  if (o.longest_idle && o.policy != Policy::redundancy_cos)
+    throw InputError(fmt::format("longest_idle applies only to redundancy_cos, not {}",
+                                 policy_name(o.policy)));
   validate_service(o.service);
 }
 

@@ -174,6 +174,9 @@ std::vector<Column> exact_columns() {
   using R = exact::Result;
   std::vector<Column> c{task_id_column()};
   add_system_parameters(c);
+  c.push_back(parameter(
+      "policy", "redundancy_coc (cancel on completion) or redundancy_cos", "", ColumnType::str,
+      [](const Task& t) { return std::string(detail::name_of(t.exact.policy)); }));
   c.push_back(parameter("qmax", "P(Q = q) is given for q = 0..qmax", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{t.exact.qmax}; }));
   c.push_back(parameter("light_traffic", "1 if alpha was asked for", "", ColumnType::i64,
@@ -233,8 +236,11 @@ std::vector<Column> exact_columns() {
   c.push_back(result_vector<R>("scaled_EQ_type", "(1 - rho) E[Q_S] / p_S", "",
                                ColumnType::f64_ragged, &R::scaled_EQ_type, types));
   c.push_back(result_vector<R>("ER_server", "mean number of replicas at server n, E[R_n], n = 1..N",
-                               "jobs", ColumnType::f64_ragged, &R::ER_server,
-                               [](const Task& t) { return t.exact.per_type ? servers(t) : 0; }));
+                               "jobs", ColumnType::f64_ragged, &R::ER_server, [](const Task& t) {
+                                 const bool replicas =
+                                     t.exact.policy == exact::Policy::redundancy_coc;
+                                 return t.exact.per_type && replicas ? servers(t) : 0;
+                               }));
   const auto joint_axes = [joint](const Task& t) -> std::size_t {
     const double count = std::round(type_count(t));
     return joint(t) && count <= exact::kMaxJointTypes ? static_cast<std::size_t>(count) : 0;
@@ -289,6 +295,14 @@ std::vector<Column> simulate_columns() {
   c.push_back(parameter("identical_replicas", "1 if the replicas of a job share one size", "",
                         ColumnType::i64,
                         [](const Task& t) { return std::int64_t{t.simulate.identical_replicas}; }));
+  c.push_back(parameter("longest_idle",
+                        "1 if redundancy_cos starts a job at its longest idle server (-1: other "
+                        "policy)",
+                        "", ColumnType::i64, [](const Task& t) {
+                          return t.simulate.policy == sim::Policy::redundancy_cos
+                                     ? std::int64_t{t.simulate.longest_idle}
+                                     : kNone;
+                        }));
   c.push_back(parameter("horizon", "simulated time per replication after warm-up", "time",
                         ColumnType::f64, [](const Task& t) { return t.simulate.horizon; }));
   c.push_back(parameter(

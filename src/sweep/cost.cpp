@@ -66,6 +66,16 @@ CostEstimate engine_cost(const Task& task, const model::System& system) {
             fmt::format("{} sizes x {} growths x {:g} terms (symmetric)", N + 1, growth, terms),
             {}};
   }
+  if (task.exact.policy == exact::Policy::redundancy_cos) {
+    // src/exact/cancel_on_start.cpp: every set, N + types steps for the means, N per series
+    // term, and with per_type about N^2 / 2 (the servers' passes) plus the types' sums.
+    const double sets = std::ldexp(1.0, N);
+    const double steps =
+        (types + N) + N * task.exact.qmax + (task.exact.per_type ? 0.5 * N * N + types : 0.0);
+    return {sets * steps * kSecondsPerGeneralStep,
+            fmt::format("2^{} sets x {:g} steps (cancel-on-start)", N, steps),
+            {}};
+  }
   std::string unions_text;
   const double unions = union_count(system, unions_text);
   return {unions * types * terms * kSecondsPerGeneralStep,
@@ -196,6 +206,21 @@ MemoryEstimate general_memory(const Task& task, const model::System& system) {
           fmt::format("2^{} sets x 16 B + {:g} types x {:g} B", N, types, per_type)};
 }
 
+// Cancel-on-start engine (src/exact/cancel_on_start.cpp): five arrays of one double per server
+// set (lam, lam_C, D, B and two that are reused), 48 x 2^N bytes, plus per type the enumerated
+// type (16 B) and the engine's mask, rate and sums (about 80 B), and the half tables of speeds.
+MemoryEstimate cancel_on_start_memory(const Task& task, const model::System& system) {
+  const int N = system.N();
+  const double types = system.family.num_types();
+  const double sets = std::ldexp(1.0, N);
+  const double per_type = 16.0 + 80.0;
+  const double working =
+      48.0 * sets + types * per_type + 2.0 * kDouble * std::ldexp(1.0, (N + 1) / 2);
+  const double result = exact_result_bytes(task, system, true) + kDouble * types;
+  return {working, result,
+          fmt::format("2^{} sets x 48 B + {:g} types x {:g} B", N, types, per_type)};
+}
+
 // Transitions of the symmetric engine's lumped chain (src/exact/symmetric.cpp): complete with d,
 // from size u to u + j for j = max(0, d - u)..min(d, N - u), (N + 1) + d (N - d) in all;
 // singletons_full three per size (inside, one more server, the full set).
@@ -247,7 +272,10 @@ MemoryEstimate joint_memory(const Task& task, const model::System& system) {
 // the results file writer). The system's speeds and the family's lists live through all three.
 MemoryEstimate exact_memory(const Task& task, const model::System& system) {
   const bool symmetric = exact::validate(system, task.exact).engine == exact::Engine::symmetric;
-  MemoryEstimate engine = symmetric ? symmetric_memory(task, system) : general_memory(task, system);
+  MemoryEstimate engine = symmetric ? symmetric_memory(task, system)
+                          : task.exact.policy == exact::Policy::redundancy_cos
+                              ? cancel_on_start_memory(task, system)
+                              : general_memory(task, system);
   double peak = engine.bytes;
   double result = engine.result_bytes;
   if (task.exact.joint_qmax >= 0) {

@@ -20,6 +20,9 @@ struct Named {
 constexpr Named<exact::Engine> kEngines[] = {{exact::Engine::automatic, "automatic"},
                                              {exact::Engine::general, "general"},
                                              {exact::Engine::symmetric, "symmetric"}};
+constexpr Named<exact::Policy> kExactPolicies[] = {
+    {exact::Policy::redundancy_coc, "redundancy_coc"},
+    {exact::Policy::redundancy_cos, "redundancy_cos"}};
 constexpr Named<sim::Policy> kSimPolicies[] = {{sim::Policy::redundancy_coc, "redundancy_coc"},
                                                {sim::Policy::redundancy_cos, "redundancy_cos"},
                                                {sim::Policy::jsq, "jsq"},
@@ -399,6 +402,15 @@ std::vector<KeySpec> make_specs() {
                .used_by = "joint_qmax",
                .applies = [](const Draft& d) { return d.task.exact.joint_qmax >= 0; },
                .apply = [](Draft& d, const Value& v) { d.task.exact.joint_bin = small_int(v); }});
+  k.push_back({.name = "policy",
+               .methods = kExact,
+               .kind = Kind::choice,
+               .help = "exact: redundancy_coc (cancel on completion, default) or redundancy_cos "
+                       "(cancel on start, the longest idle server first)",
+               .choices = names(kExactPolicies),
+               .apply = [](Draft& d, const Value& v) {
+                 d.task.exact.policy = value_in(kExactPolicies, text(v));
+               }});
   // ---- simulate ----
   k.push_back({.name = "policy",
                .methods = kSimulate,
@@ -477,6 +489,16 @@ std::vector<KeySpec> make_specs() {
        .applies =
            [](const Draft& d) { return d.task.simulate.policy == sim::Policy::redundancy_coc; },
        .apply = [](Draft& d, const Value& v) { d.task.simulate.identical_replicas = boolean(v); }});
+  k.push_back(
+      {.name = "longest_idle",
+       .methods = kSimulate,
+       .kind = Kind::boolean,
+       .help = "a job that finds several idle servers starts at the one idle longest (default "
+               "false: uniformly)",
+       .used_by = "policy redundancy_cos",
+       .applies =
+           [](const Draft& d) { return d.task.simulate.policy == sim::Policy::redundancy_cos; },
+       .apply = [](Draft& d, const Value& v) { d.task.simulate.longest_idle = boolean(v); }});
   k.push_back({.name = "horizon",
                .methods = kSimulate,
                .kind = Kind::real,
@@ -893,6 +915,7 @@ Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node
 
 std::string_view name_of(model::FamilyKind kind) { return model::to_string(kind); }
 std::string_view name_of(exact::Engine engine) { return name_in(kEngines, engine); }
+std::string_view name_of(exact::Policy policy) { return name_in(kExactPolicies, policy); }
 std::string_view name_of(sim::Policy policy) { return name_in(kSimPolicies, policy); }
 std::string_view name_of(sim::ServiceKind kind) { return name_in(kServices, kind); }
 std::string_view name_of(ldp::Policy policy) { return name_in(kLdpPolicies, policy); }

@@ -42,7 +42,10 @@ std::string_view to_string(Method method) {
 std::string describe(const Task& t) {
   switch (t.method) {
     case Method::exact: {
-      std::string text = fmt::format("exact {} qmax={}", family_text(t), t.exact.qmax);
+      std::string text =
+          fmt::format("exact {}{} qmax={}",
+                      t.exact.policy == exact::Policy::redundancy_cos ? "redundancy_cos " : "",
+                      family_text(t), t.exact.qmax);
       if (t.exact.joint_qmax >= 0)
         text += fmt::format(" joint_qmax={} joint_bin={}", t.exact.joint_qmax, t.exact.joint_bin);
       return text;
@@ -51,6 +54,7 @@ std::string describe(const Task& t) {
       const auto& o = t.simulate;
       std::string policy(detail::name_of(o.policy));
       if (o.policy == sim::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
+      if (o.longest_idle) policy += "(longest_idle)";
       std::string service(detail::name_of(o.service.kind));
       if (o.service.kind == sim::ServiceKind::hyperexponential)
         service += fmt::format("(cv2={:g})", o.service.cv2);

@@ -166,5 +166,46 @@ TEST(AgainstExact, CoverageOfRandomInstancesEventKernel) {
   run_coverage(Kernel::event_driven, 20, 202, 0.90);
 }
 
+// Cancel-on-start with the longest-idle rule (longest_idle, event-driven kernel) against the
+// exact cancel-on-start engine (itself checked against brute-force chains in tests/exact): 25
+// random instances with unequal speeds; E[Q], P(Q = q), E[Q_S] and E[T_S] in the 99% intervals.
+TEST(AgainstExact, CancelOnStartLongestIdleCoverage) {
+  constexpr int kQmax = 6;
+  constexpr int kCount = 25;
+  Coverage EQ, pmf, type, sojourn;
+  int index = 0;
+  for (const Instance& instance : random_instances(kCount, 303)) {
+    exact::Options eo;
+    eo.policy = exact::Policy::redundancy_cos;
+    eo.qmax = kQmax;
+    const exact::Result truth = exact::evaluate(instance.system, eo);
+    ASSERT_TRUE(truth.stable) << instance.label;
+    Options o = testing::options(Policy::redundancy_cos, 2e4, -1.0, 10);
+    o.longest_idle = true;
+    o.qmax = kQmax;
+    const Result r = simulate(instance.system, o, 9, static_cast<std::uint64_t>(index++));
+    const double f = r.hw99_factor;
+    EQ.check(r.EQ, f * r.EQ_hw, truth.EQ);
+    if (std::abs(r.EQ - truth.EQ) > f * r.EQ_hw)
+      std::printf("  outside: %s EQ exact %.4f sim %.4f +- %.4f (99%%)\n", instance.label.c_str(),
+                  truth.EQ, r.EQ, f * r.EQ_hw);
+    for (int q = 0; q <= kQmax; ++q) pmf.check(r.pmf[q], f * r.pmf_hw[q], truth.pmf[q]);
+    ASSERT_EQ(r.type_servers, truth.type_servers) << instance.label;
+    for (std::size_t k = 0; k < r.EQ_type.size(); ++k) {
+      type.check(r.EQ_type[k], f * r.EQ_type_hw[k], truth.EQ_type[k]);
+      sojourn.check(r.ET_type[k], f * r.ET_type_hw[k], truth.ET_type[k]);
+    }
+  }
+  std::printf(
+      "cancel-on-start, 99%% CI coverage over %d instances: E[Q] %d/%d, P(Q=q) %d/%d, "
+      "E[Q_S] %d/%d, E[T_S] %d/%d\n",
+      kCount, EQ.inside, EQ.total, pmf.inside, pmf.total, type.inside, type.total, sojourn.inside,
+      sojourn.total);
+  EXPECT_GE(EQ.fraction(), 0.92);
+  EXPECT_GE(pmf.fraction(), 0.95);
+  EXPECT_GE(type.fraction(), 0.95);
+  EXPECT_GE(sojourn.fraction(), 0.95);
+}
+
 }  // namespace
 }  // namespace qsweep::sim

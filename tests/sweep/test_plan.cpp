@@ -541,7 +541,7 @@ TEST(Keys, TableIsConsistentWithTheModel) {
     return KeyInfo{};
   };
   EXPECT_EQ(find("lambda").methods, "exact, simulate, ldp");
-  EXPECT_EQ(find("policy").methods, "simulate, ldp");
+  EXPECT_EQ(find("policy").methods, "exact, simulate, ldp");
   std::set<std::string> names;
   for (const auto& k : keys) EXPECT_TRUE(names.insert(k.name).second) << k.name;
   // The speed profiles offered by the sweep file are the model's.
@@ -551,6 +551,42 @@ TEST(Keys, TableIsConsistentWithTheModel) {
                      "speed_profile: fastest, fast: 2}]")
                 .find("expected one of: two_class, linear"),
             std::string::npos);
+}
+
+// policy in exact blocks: the cancel-on-start engine, its refusals located at the key at fault;
+// longest_idle in simulate blocks only with redundancy_cos.
+TEST(Expand, CancelOnStartKeys) {
+  const Plan plan = parse(R"(
+name: c
+seed: 1
+blocks:
+  - {method: exact, family: ring, N: 4, lambda: 0.5, policy: [redundancy_coc, redundancy_cos]}
+  - {method: simulate, family: ring, N: 4, lambda: 0.5, policy: redundancy_cos, longest_idle: true}
+)");
+  ASSERT_EQ(plan.tasks.size(), 3u);
+  EXPECT_EQ(plan.tasks[0].exact.policy, exact::Policy::redundancy_coc);
+  EXPECT_EQ(plan.tasks[1].exact.policy, exact::Policy::redundancy_cos);
+  EXPECT_NE(plan_hash({plan.tasks[0]}), plan_hash({plan.tasks[1]}));
+  EXPECT_TRUE(plan.tasks[2].simulate.longest_idle);
+  EXPECT_EQ(describe(plan.tasks[1]), "exact redundancy_cos ring N=4 lambda=0.5 qmax=0");
+  EXPECT_EQ(describe(plan.tasks[2]).rfind("simulate redundancy_cos(longest_idle) ring N=4", 0), 0u);
+  EXPECT_EQ(error_of("name: c\nblocks:\n  - {method: exact, family: ring, N: 4, lambda: 0.5, "
+                     "policy: jsq}\n")
+                .rfind("test.yaml:3:62: unknown policy 'jsq'", 0),
+            0u);
+  const std::string joint = error_of(
+      "name: c\nblocks:\n  - {method: exact, family: complete, N: 3, lambda: 0.5, policy: "
+      "redundancy_cos, joint_qmax: 5}\n");
+  EXPECT_NE(joint.find("the joint pmf of the per-type counts is computed for policy "
+                       "redundancy_coc only"),
+            std::string::npos)
+      << joint;
+  EXPECT_EQ(joint.rfind("test.yaml:3:94:", 0), 0u) << joint;
+  const std::string idle = error_of(
+      "name: c\nseed: 1\nblocks:\n  - {method: simulate, family: ring, N: 4, lambda: 0.5, "
+      "policy: jsq, longest_idle: true}\n");
+  EXPECT_NE(idle.find("longest_idle"), std::string::npos) << idle;
+  EXPECT_NE(idle.find("policy redundancy_cos"), std::string::npos) << idle;
 }
 
 TEST(Describe, NamesMethodAndParameters) {

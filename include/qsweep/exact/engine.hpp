@@ -1,7 +1,8 @@
 #pragma once
-// The two exact engines behind exact::evaluate (docs/exact.md). evaluate() checks options and
+// The exact engines behind exact::evaluate (docs/exact.md). evaluate() checks options and
 // stability, picks the engine and derives sojourn times, scaled and per-server values; the
-// engines compute the sums over the product form.
+// engines compute the sums over the product form: general and symmetric for cancel-on-completion,
+// cancel_on_start_engine for cancel-on-start.
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +14,9 @@ namespace qsweep::exact {
 // The general engine keeps two doubles per server set (2^(N+4) bytes: 4 GiB at N = 28,
 // 16 GiB at N = 30) and costs O(2^N * #types) per pass.
 inline constexpr int kMaxGeneralServers = 30;
+// The cancel-on-start engine keeps six doubles per server set (48 x 2^N bytes: 12 GiB at N = 28)
+// and costs O(N 2^N) per pass, O(N^2 2^N) for the per-type means.
+inline constexpr int kMaxCancelOnStartServers = 28;
 
 namespace detail {
 
@@ -22,6 +26,10 @@ struct Moments {
   // ln of the total weight of the states with q jobs, q = 0..qmax (P(Q = q) = exp(. - log_f)).
   std::vector<double> log_weight;
   std::vector<double> EQ_type;       // general engine: E[Q_S] per type, in the input order
+  // Cancel-on-start engine, per type in the input order: mean number of waiting jobs E[W_S], and
+  // the rate at which type-S jobs enter service (at any server) divided by their arrival rate,
+  // which is 1 in a stationary system (the tests check it).
+  std::vector<double> EW_type, type_flow;
   std::vector<TypeClass> classes;    // symmetric engines: name, size, count, p and EQ filled
   std::uint64_t unions = 0;
   // Non-empty if a union with mu(B) <= arrival rate of the types inside B was met (unstable
@@ -37,6 +45,14 @@ struct Moments {
 // total_rate = N * lambda. Requires speeds.size() <= kMaxGeneralServers.
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type);
+
+// Cancel-on-start redundancy (FCFS, a job that finds several idle servers of its type starts at
+// the one idle longest) from its product form (src/exact/cancel_on_start.cpp, docs/exact.md).
+// Arguments as for general_engine; servers that no type uses are allowed (they stay idle).
+// Requires speeds.size() <= kMaxCancelOnStartServers.
+Moments cancel_on_start_engine(const std::vector<model::JobType>& types,
+                               const std::vector<double>& speeds, double total_rate, int qmax,
+                               bool per_type);
 
 // True if the family lumps by union size: complete (any d), independent or singletons_full,
 // on identical speeds.

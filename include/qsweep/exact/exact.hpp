@@ -1,6 +1,7 @@
 #pragma once
-// Exact stationary performance of the redundancy (cancel-on-completion) system via the
-// product form (paper eq. 3), computed on the lattice of prefix unions (DESIGN.md, docs/exact.md).
+// Exact stationary performance of the redundancy system via its product form: cancel-on-completion
+// (paper eq. 3, on the lattice of prefix unions; DESIGN.md) or cancel-on-start with assignment to
+// the longest idle server (docs/exact.md, "Cancel-on-start").
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +12,11 @@ namespace qsweep::exact {
 
 enum class Engine { automatic, general, symmetric };
 
+// redundancy_coc: replicas at every server of the type, FCFS, the first to finish cancels the
+// others (the paper's model). redundancy_cos: the first replica to start cancels the others; a job
+// that finds several idle servers of its type starts at the one idle longest.
+enum class Policy { redundancy_coc, redundancy_cos };
+
 struct Options {
   int qmax = 0;               // P(Q = q) and alpha_q for q = 0..qmax (0: only C)
   bool light_traffic = true;  // compute alpha_q (eq. 30) for q = 1..qmax
@@ -20,10 +26,11 @@ struct Options {
   // counts 0..joint_qmax on every axis, summed over bins of joint_bin counts. -1: off.
   int joint_qmax = -1;
   int joint_bin = 1;
+  Policy policy = Policy::redundancy_coc;
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
-    ar & qmax & light_traffic & per_type & engine & joint_qmax & joint_bin;
+    ar & qmax & light_traffic & per_type & engine & joint_qmax & joint_bin & policy;
   }
 };
 
@@ -53,7 +60,7 @@ struct Result {
   bool stable = true;
   bool locally_stable = true;
   std::string unstable_reason;  // names the violating server set when !stable
-  std::string engine;           // "general" or "symmetric-complete" / "symmetric-singletons-full"
+  std::string engine;  // "general", "symmetric-complete", "symmetric-singletons-full", "cancel-on-start"
   double rho = 0.0;
   double C = 0.0;      // P(Q = 0); underflows to 0 for large N at high load, see log_C
   double log_C = 0.0;  // ln P(Q = 0), finite even where C underflows
@@ -69,7 +76,7 @@ struct Result {
   std::vector<model::ServerMask> type_servers;
   std::vector<double> type_p;
   std::vector<double> EQ_type, ET_type, scaled_EQ_type;  // scaled: (1 - rho) E[Q_S] / p_S
-  std::vector<double> ER_server;                          // E[R_n], n = 0..N-1
+  std::vector<double> ER_server;  // E[R_n], n = 0..N-1 (empty for cancel-on-start: no replicas)
   std::vector<TypeClass> type_classes;                    // symmetric engines only
   // Joint pmf (empty if joint_qmax = -1): one axis per type in enumerate() order, row-major (the
   // last type varies fastest), joint_shape[i] = ceil((joint_qmax + 1) / joint_bin) bins per axis;
@@ -91,16 +98,18 @@ struct Result {
 // Whether evaluate() accepts `options` for `system`, and with which engine, without running it
 // (sweep validation and cost estimates use it). Stability is not checked here.
 struct Validation {
-  Engine engine = Engine::general;  // the engine evaluate() uses: general or symmetric
+  Engine engine = Engine::general;  // the engine evaluate() uses: general (also for
+                                    // redundancy_cos, the cancel-on-start engine) or symmetric
   std::string option;    // "" if valid; else the option or parameter at fault ("engine", "N",
-                         // "qmax", "joint_qmax", "joint_bin")
+                         // "qmax", "joint_qmax", "joint_bin", "policy")
   std::string problem;   // what is wrong, one line ("N = 40 is too large for ...")
   std::string expected;  // what would be accepted
   bool ok() const { return option.empty(); }
 };
 Validation validate(const model::System& system, const Options& options);
 
-// Chooses the symmetric engine when the family and speeds allow it (uniform complete, independent
+// redundancy_cos always uses the cancel-on-start engine (N <= kMaxCancelOnStartServers; no joint
+// pmf). Otherwise chooses the symmetric engine when the family and speeds allow it (uniform complete, independent
 // or singletons_full with identical speeds), else the general one. Unstable systems return a
 // Result with stable = false and unstable_reason set; never throws for instability (decided
 // exactly, model::check_stability). Throws qsweep::Error for a stable system so close to the

@@ -34,6 +34,9 @@ struct Options {
   int policy_d = 2;               // power_of_d
   Service service;
   bool identical_replicas = false;  // replicas of one job share one size (default: independent)
+  // redundancy_cos: a job that finds several idle servers of its type starts at the one idle
+  // longest (the rule of the exact cancel-on-start engine) instead of one uniformly at random.
+  bool longest_idle = false;
   double horizon = 1e5;           // simulated time per replication after warm-up
   double warmup = -1.0;           // < 0: detect (reported); >= 0: given
   int replications = 8;           // independent replications (the CI comes from them)
@@ -46,7 +49,7 @@ struct Options {
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     ar & policy & policy_d & service & identical_replicas & horizon & warmup & replications &
-        target_rel_half_width & max_replications & qmax & occupancy_max;
+        target_rel_half_width & max_replications & qmax & occupancy_max & longest_idle;
   }
 };
 

@@ -91,9 +91,9 @@ void Joint(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 BENCHMARK(Joint)
-    ->Args({1, 2, 199, 1})       // Fig. 2(c): lambda = 0.9, every count up to 199
-    ->Args({4, 2, 29999, 300})   // Fig. 2(d): lambda = 0.9999, 100 x 100 bins of 300
-    ->Args({2, 3, 999, 10})      // three types, 1e9 cells
+    ->Args({1, 2, 199, 1})      // Fig. 2(c): lambda = 0.9, every count up to 199
+    ->Args({4, 2, 29999, 300})  // Fig. 2(d): lambda = 0.9999, 100 x 100 bins of 300
+    ->Args({2, 3, 999, 10})     // three types, 1e9 cells
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->Repetitions(3);

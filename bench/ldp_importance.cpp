@@ -25,7 +25,8 @@ void importance(benchmark::State& state) {
   state.counters["cpu_seconds"] = result.cpu_seconds;
   state.counters["paths"] = result.samples;
   state.counters["rel_error_in_1s"] = result.relative_error * std::sqrt(result.cpu_seconds);
-  state.counters["rel_variance_per_path"] = result.relative_error * result.relative_error * (result.samples - 1);
+  state.counters["rel_variance_per_path"] =
+      result.relative_error * result.relative_error * (result.samples - 1);
   state.counters["steps_per_second"] = result.events / result.cpu_seconds;
 }
 

@@ -30,10 +30,20 @@ void simulate(benchmark::State& state, Policy policy, int d, double lambda) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(simulate, jsq_lambda1, Policy::jsq, 1, 1.0)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(simulate, jiq_lambda1, Policy::jiq, 1, 1.0)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(simulate, jiq_lambda0_9, Policy::jiq, 1, 0.9)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(simulate, power_of_2_lambda0_9, Policy::power_of_d, 2, 0.9)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(simulate, jsq_lambda1_small_n, Policy::jsq, 1, 1.0)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(simulate, jsq_lambda1, Policy::jsq, 1, 1.0)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(simulate, jiq_lambda1, Policy::jiq, 1, 1.0)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(simulate, jiq_lambda0_9, Policy::jiq, 1, 0.9)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(simulate, power_of_2_lambda0_9, Policy::power_of_d, 2, 0.9)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(simulate, jsq_lambda1_small_n, Policy::jsq, 1, 1.0)
+    ->Arg(1000)
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -9,6 +9,8 @@
 #   QSWEEP           the qsweep executable (default: qsweep on PATH, else $QSWEEP_DIR/build/qsweep)
 #   QSWEEP_LAUNCHER  auto (default) | srun | mpirun
 #   QSWEEP_SRUN_MPI  the srun --mpi plugin (default: pmix for Open MPI, pmi2 for the MPICH family)
+#   QSWEEP_SRUN_WAIT seconds srun lets the other ranks run on once one has ended (default 120): a
+#                    rank that dies ends the job step then, instead of the others hanging
 #   QSWEEP_MPIRUN    the mpirun command (default mpirun; e.g. mpiexec.mpich, or a full path)
 #   QSWEEP_MAX_JOBS  most jobs in a self-resubmitting chain, the first included (default 10)
 
@@ -70,7 +72,9 @@ qsweep_srun_plugin() {
 # The launch command for candidate $1 (srun | mpirun), one word per line.
 qsweep_launch_command() {
   case $1 in
-    srun) printf '%s\n' srun "--mpi=$(qsweep_srun_plugin)" ;;
+    # --wait: srun's default lets the other ranks run on forever once one has died (they block
+    # in MPI waiting for it); a normal end has every rank leave MPI_Finalize at about once.
+    srun) printf '%s\n' srun "--mpi=$(qsweep_srun_plugin)" "--wait=${QSWEEP_SRUN_WAIT:-120}" ;;
     # mpirun reads the allocation (nodes, tasks per node) from SLURM itself. Hydra is told to
     # start its proxies with srun (its default inside an allocation), so that the ranks are in a
     # job step, where a stop signal reaches them (qsweep_request_stop).
@@ -186,6 +190,15 @@ qsweep_job_run() {
   QSWEEP_MPI_FAMILY=$(qsweep_binary_mpi_family "$qsweep")
   qsweep_log "qsweep: $qsweep (MPI: $QSWEEP_MPI_FAMILY)"
   qsweep_choose_launcher || return $QSWEEP_EXIT_ERROR
+  # Under srun --mpi=pmix the ranks read their job data from the PMIx server's hash store, not
+  # from its shared-memory store (gds ds21/ds12). Here both ranks of a node died at start with a
+  # call through a null pointer (SIGSEGV, "Failing at address: (nil)") in 2 of about 110 two-node
+  # srun starts with Debian 12's PMIx 4.2.2 on a loaded machine; the shared-memory store is the
+  # part of PMIx with reports of such crashes (openpmix#1114, ompi#7335, ompi#12495), though no
+  # core was caught to prove it the cause. A PMIX_MCA_gds of the user's own is kept.
+  if [ "$QSWEEP_LAUNCHER_KIND" = srun ] && [ "$(qsweep_srun_plugin)" = pmix ]; then
+    export PMIX_MCA_gds=${PMIX_MCA_gds:-hash}
+  fi
   if [ "$QSWEEP_STOPS_REQUESTED" -gt 0 ]; then
     qsweep_log "stopped before qsweep started"
     return $QSWEEP_EXIT_INCOMPLETE

@@ -5,12 +5,14 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  clang-format clang-tidy  # scripts/check-format.sh, scripts/check-tidy.sh
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
   mpich libmpich-dev libhdf5-mpich-dev  # the second MPI family (scripts/build.sh --mpi mpich)
   hdf5-tools libboost-serialization-dev
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev librandom123-dev libfmt-dev nlohmann-json3-dev libxxhash-dev
   python3-h5py python3-numpy python3-matplotlib
+  python3-jsonschema  # tests/integration/status_json.sh validates `status --json` with it
 )
 
 missing=()

@@ -79,8 +79,8 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Mem
   const sweep::Row row = sweep::make_row(task, outcome);
   if (json) {
     nlohmann::ordered_json out;
-    out["method"] = std::string(sweep::to_string(task.method));
-    out["status"] = std::string(sweep::to_string(outcome.status));
+    out["method"] = std::string(qsweep::name_of(task.method));
+    out["status"] = std::string(qsweep::name_of(outcome.status));
     out["error"] = outcome.error;
     out["warning"] = outcome.warning;
     out["wall_seconds"] = outcome.wall_seconds;
@@ -92,7 +92,7 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Mem
     return;
   }
   std::vector<std::pair<std::string, std::string>> lines = {
-      {"task", sweep::describe(task)}, {"status", std::string(sweep::to_string(outcome.status))}};
+      {"task", sweep::describe(task)}, {"status", std::string(qsweep::name_of(outcome.status))}};
   if (!outcome.error.empty()) lines.emplace_back("error", outcome.error);
   lines.emplace_back("wall_seconds", fmt::format("{:.3g}", outcome.wall_seconds));
   lines.emplace_back(
@@ -156,7 +156,7 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
       std::fprintf(stderr, "qsweep: warning: %s\n", outcome.warning.c_str());
     if (outcome.status != sweep::TaskStatus::done) {
       std::fprintf(stderr, "qsweep: task %s: %s\n",
-                   std::string(sweep::to_string(outcome.status)).c_str(), outcome.error.c_str());
+                   std::string(qsweep::name_of(outcome.status)).c_str(), outcome.error.c_str());
       exit_code = exit_code::tasks_failed;
     }
   });

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "crash_report.hpp"
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
@@ -70,15 +71,12 @@ std::string unexpected_arguments(const CLI::App& app, const CLI::ExtrasError& er
   return where + ": " + error.what() + " (" + where + " --help shows the usage)";
 }
 
-}  // namespace
-}  // namespace qsweep::cli
-
-int main(int argc, char** argv) {
-  using namespace qsweep;
+// The program: the commands, their parsing, and the mapping of errors to exit codes.
+int main_command(int argc, char** argv) {
   CLI::App app{
       "qsweep: parameter sweeps of queueing models (redundancy scheduling, JSQ) on HPC clusters"};
   app.set_version_flag("-V,--version",
-                       std::string("qsweep ") + kVersion + " (git " + kGitCommit + ")");
+                       std::string("qsweep ") + kVersion + " (git " + git_commit() + ")");
   app.require_subcommand(1);
 
   int exit_code = exit_code::ok;
@@ -109,4 +107,19 @@ int main(int argc, char** argv) {
     return exit_code::error;
   }
   return exit_code;
+}
+
+}  // namespace
+}  // namespace qsweep::cli
+
+int main(int argc, char** argv) {
+  qsweep::cli::install_crash_report();
+  try {
+    return qsweep::cli::main_command(argc, argv);
+  } catch (const std::exception& e) {  // setting up the commands failed (out of memory)
+    std::fprintf(stderr, "qsweep: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "qsweep: error: an unknown exception\n");
+  }
+  return qsweep::exit_code::error;
 }

@@ -123,7 +123,7 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
     out["groups"] = nlohmann::ordered_json::array();
     for (const auto& [key, g] : groups)
       out["groups"].push_back(
-          {{"method", std::string(sweep::to_string(static_cast<sweep::Method>(key.first)))},
+          {{"method", std::string(qsweep::name_of(static_cast<sweep::Method>(key.first)))},
            {"kind", key.second},
            {"tasks", g.tasks},
            {"unstable_tasks", g.unstable},
@@ -157,7 +157,7 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
               "est. cost", "max memory");
   for (const auto& [key, g] : groups)
     std::printf("%-9s %-28s %9zu %9zu %14s %11s\n",
-                std::string(sweep::to_string(static_cast<sweep::Method>(key.first))).c_str(),
+                std::string(qsweep::name_of(static_cast<sweep::Method>(key.first))).c_str(),
                 key.second.c_str(), g.tasks, g.unstable, duration_text(g.seconds).c_str(),
                 sweep::memory_text(g.memory).c_str());
   std::printf("%-38s %9zu %9zu %14s %11s\n", "total", plan.tasks.size(), plan.unstable_tasks.size(),

@@ -99,10 +99,14 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
   resume->excludes(force);
   command
       ->add_option("--progress", args->options.progress_seconds,
-                   "seconds between progress lines (logs, mpirun, srun; run directly in a "
-                   "terminal, one line is redrawn twice a second)")
+                   "seconds between progress lines (logs, mpirun, srun; by default also at 2, "
+                   "5, 10 and 20 s; run directly in a terminal, one line is redrawn twice a "
+                   "second)")
       ->capture_default_str()
-      ->check(positive_number("a number of seconds"));
+      ->check(positive_number("a number of seconds"))
+      ->each([options = &args->options](const std::string&) {
+        options->progress_early_lines = false;
+      });
   command->add_flag("-q,--quiet", args->quiet, "no progress lines");
   command->add_flag("--dedicated-coordinator", args->options.dedicated_coordinator,
                     "rank 0 only coordinates (by default it also computes on a thread)");

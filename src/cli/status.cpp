@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "command.hpp"
 #include "qsweep/common/closest_match.hpp"
@@ -28,14 +30,104 @@ struct StatusArgs {
   std::string file;
   std::size_t limit = 20;
   bool yaml = false;
+  bool json = false;
 };
 
-void print_problems(const store::ResultsReader& reader, sweep::TaskStatus status,
+// What `status` reports, read once and printed as text or JSON.
+struct StatusReport {
+  // Method groups present, in the file's order (exact, simulate, ldp).
+  std::vector<std::pair<std::string, store::StatusCounts>> by_method;
+  store::StatusCounts all;
+  std::vector<store::TaskProblem> failed, unstable, warnings;
+  std::uint64_t warned = 0;         // tasks with a warning, all of them
+  std::string writer;               // holder of the writer lock, "" if none
+  int exit_status = exit_code::ok;  // what `status` exits with
+};
+
+StatusReport read_report(const store::ResultsReader& reader, std::size_t limit) {
+  StatusReport report;
+  const std::vector<sweep::TaskStatus> statuses = reader.statuses();
+  const std::vector<std::string> methods = reader.methods();
+  std::map<std::string, std::vector<sweep::TaskStatus>> by_method;
+  for (std::size_t id = 0; id < statuses.size(); ++id)
+    by_method[methods[id]].push_back(statuses[id]);
+  for (const std::string& method : reader.method_groups())
+    report.by_method.emplace_back(method, store::count_statuses(by_method[method]));
+  report.all = store::count_statuses(statuses);
+  if (report.all.failed > 0) report.failed = reader.problems(sweep::TaskStatus::failed, limit);
+  if (report.all.unstable > 0)
+    report.unstable = reader.problems(sweep::TaskStatus::unstable, limit);
+  report.warnings = reader.warnings(limit, report.warned);
+  report.writer = store::WriterLock::holder(reader.path());
+  if (report.all.pending > 0)
+    report.exit_status = exit_code::incomplete;
+  else if (report.all.failed > 0)
+    report.exit_status = exit_code::tasks_failed;
+  return report;
+}
+
+// An integer attribute written as text ("3"); null if it does not read as one.
+nlohmann::ordered_json integer_json(const std::string& text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return nullptr;
+  return value;
+}
+
+nlohmann::ordered_json counts_json(const store::StatusCounts& counts) {
+  return {{"tasks", counts.total()},
+          {"done", counts.done},
+          {"failed", counts.failed},
+          {"unstable", counts.unstable},
+          {"pending", counts.pending}};
+}
+
+nlohmann::ordered_json problems_json(const std::vector<store::TaskProblem>& problems) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const store::TaskProblem& problem : problems)
+    list.push_back({{"id", problem.id}, {"method", problem.method}, {"message", problem.error}});
+  return list;
+}
+
+// `status --json`: one object, documented in docs/running.md ("status --json") and described
+// by docs/status.schema.json; tests/integration/status_json.sh validates it against the schema.
+void print_json(const store::ResultsReader& reader, const StatusReport& report) {
+  nlohmann::ordered_json out;
+  out["schema"] = "qsweep-status-1";
+  out["file"] = reader.path();
+  out["format"] = {{"name", reader.attribute("format")},
+                   {"version", integer_json(reader.attribute("format_version"))}};
+  out["sweep"] = {{"name", reader.attribute("sweep_name")},
+                  {"source", reader.attribute("sweep_source")},
+                  {"sha256", reader.attribute("sweep_sha256")}};
+  out["plan"] = {{"tasks", reader.task_count()}, {"hash", reader.attribute("plan_hash")}};
+  out["created"] = {{"time", reader.attribute("created")},
+                    {"host", reader.attribute("hostname")},
+                    {"qsweep_version", reader.attribute("qsweep_version")},
+                    {"git_commit", reader.attribute("git_commit")},
+                    {"mpi_ranks", integer_json(reader.attribute("mpi_ranks"))},
+                    {"command", reader.attribute("command_line")}};
+  out["writer"] =
+      report.writer.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(report.writer);
+  nlohmann::ordered_json counts = nlohmann::ordered_json::object();
+  for (const auto& [method, method_counts] : report.by_method)
+    counts[method] = counts_json(method_counts);
+  counts["all"] = counts_json(report.all);
+  out["counts"] = counts;
+  out["failed"] = problems_json(report.failed);
+  out["unstable"] = problems_json(report.unstable);
+  out["warnings"] = problems_json(report.warnings);
+  out["warned_tasks"] = report.warned;
+  out["exit_code"] = report.exit_status;
+  std::puts(out.dump(2).c_str());
+}
+
+void print_problems(sweep::TaskStatus status, const std::vector<store::TaskProblem>& problems,
                     std::uint64_t count, std::size_t limit) {
   if (count == 0) return;
-  fmt::print("\n{} ({}{}):\n", sweep::to_string(status), count,
+  fmt::print("\n{} ({}{}):\n", qsweep::name_of(status), count,
              count > limit ? fmt::format(", first {}", limit) : "");
-  for (const store::TaskProblem& problem : reader.problems(status, limit)) {
+  for (const store::TaskProblem& problem : problems) {
     fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
   }
 }
@@ -45,6 +137,11 @@ int status_command(const StatusArgs& args) {
   if (args.yaml) {
     std::fputs(reader.attribute("sweep_yaml").c_str(), stdout);
     return exit_code::ok;
+  }
+  const StatusReport report = read_report(reader, args.limit);
+  if (args.json) {
+    print_json(reader, report);
+    return report.exit_status;
   }
   fmt::print("file:     {} ({} v{})\n", args.file, reader.attribute("format"),
              reader.attribute("format_version"));
@@ -57,42 +154,28 @@ int status_command(const StatusArgs& args) {
              reader.attribute("qsweep_version"), reader.attribute("git_commit"),
              reader.attribute("mpi_ranks"));
   fmt::print("command:  {}\n", reader.attribute("command_line"));
-  if (const std::string holder = store::WriterLock::holder(args.file); !holder.empty()) {
-    fmt::print("writing:  {}\n", holder);
-  }
+  if (!report.writer.empty()) fmt::print("writing:  {}\n", report.writer);
   fmt::print("\n");
 
-  const std::vector<sweep::TaskStatus> statuses = reader.statuses();
-  const std::vector<std::string> methods = reader.methods();
-  std::map<std::string, std::vector<sweep::TaskStatus>> by_method;
-  for (std::size_t id = 0; id < statuses.size(); ++id)
-    by_method[methods[id]].push_back(statuses[id]);
   fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "method", "tasks", "done", "failed",
              "unstable", "pending");
   auto row = [](const std::string& name, const store::StatusCounts& counts) {
     fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", name, counts.total(), counts.done,
                counts.failed, counts.unstable, counts.pending);
   };
-  for (const std::string& method : reader.method_groups()) {
-    row(method, store::count_statuses(by_method[method]));
-  }
-  const store::StatusCounts all = store::count_statuses(statuses);
-  row("all", all);
+  for (const auto& [method, counts] : report.by_method) row(method, counts);
+  row("all", report.all);
 
-  print_problems(reader, sweep::TaskStatus::failed, all.failed, args.limit);
-  print_problems(reader, sweep::TaskStatus::unstable, all.unstable, args.limit);
-  std::uint64_t warned = 0;
-  const std::vector<store::TaskProblem> warnings = reader.warnings(args.limit, warned);
-  if (warned > 0) {
-    fmt::print("\nwarnings ({}{}):\n", warned,
-               warned > args.limit ? fmt::format(", first {}", args.limit) : "");
-    for (const store::TaskProblem& problem : warnings) {
+  print_problems(sweep::TaskStatus::failed, report.failed, report.all.failed, args.limit);
+  print_problems(sweep::TaskStatus::unstable, report.unstable, report.all.unstable, args.limit);
+  if (report.warned > 0) {
+    fmt::print("\nwarnings ({}{}):\n", report.warned,
+               report.warned > args.limit ? fmt::format(", first {}", args.limit) : "");
+    for (const store::TaskProblem& problem : report.warnings) {
       fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
     }
   }
-  if (all.pending > 0) return exit_code::incomplete;
-  if (all.failed > 0) return exit_code::tasks_failed;
-  return exit_code::ok;
+  return report.exit_status;
 }
 
 const CommandRegistration status_registration(40, [](CLI::App& app, int& exit_code) {
@@ -104,6 +187,8 @@ const CommandRegistration status_registration(40, [](CLI::App& app, int& exit_co
       ->capture_default_str()
       ->check(non_negative_integer("a number of tasks"));
   command->add_flag("--yaml", args->yaml, "print the sweep file stored in the results and stop");
+  command->add_flag("--json", args->json,
+                    "print the summary as one JSON object (docs/running.md, \"status --json\")");
   command->footer(
       "Exit codes: 0 every task done or unstable, 3 some failed (none pending), 4 some pending "
       "(resume the run), 2 not a results file.");
@@ -163,16 +248,15 @@ std::vector<std::size_t> chosen_columns(const std::vector<store::TableColumn>& t
     return chosen;
   }
   std::vector<std::string> known;
+  known.reserve(table.size());
   for (const auto& column : table) known.push_back(column.name);
   for (const std::string& name : names) {
     const auto found = std::find(known.begin(), known.end(), name);
     if (found == known.end()) {
       const std::string guess = closest_match(name, {known.begin(), known.end()});
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw InputError("--columns: group " + group + " has no column '" + name + "'" +
-                       (guess.empty() ? "" : "; did you mean " + guess + "?") +
-                       " (its columns: " + list + ")");
+      throw InputError(fmt::format(
+          "--columns: group {} has no column '{}'{} (its columns: {})", group, name,
+          guess.empty() ? "" : fmt::format("; did you mean {}?", guess), fmt::join(known, ", ")));
     }
     chosen.push_back(static_cast<std::size_t>(found - known.begin()));
   }

@@ -27,7 +27,7 @@ bool engine_rejects(const model::System& system, const Options& options, bool lu
   if (options.engine == Engine::symmetric && !lumps)
     return reject(v, "engine",
                   fmt::format("engine symmetric does not apply to family {} with N = {}{}",
-                              model::to_string(system.family.kind()), system.N(),
+                              qsweep::name_of(system.family.kind()), system.N(),
                               system.identical_speeds() ? "" : " and unequal speeds"),
                   "family complete, independent or singletons_full with identical speeds");
   if (v.engine == Engine::general && system.N() > kMaxGeneralServers)
@@ -35,7 +35,7 @@ bool engine_rejects(const model::System& system, const Options& options, bool lu
         v, "N",
         fmt::format("N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
                     "and family {}{} has no symmetric engine",
-                    system.N(), model::to_string(system.family.kind()),
+                    system.N(), qsweep::name_of(system.family.kind()),
                     system.identical_speeds() ? "" : " with unequal speeds"),
         fmt::format("N <= {}, or a family with a symmetric engine (complete, independent, "
                     "singletons_full; identical speeds)",
@@ -67,14 +67,14 @@ bool joint_rejects(const model::System& system, const Options& options, Validati
     return reject(v, "joint_qmax",
                   fmt::format("the joint pmf has one axis per job type and family {} with N = {} "
                               "has {:.3g} types",
-                              model::to_string(system.family.kind()), system.N(), types),
+                              qsweep::name_of(system.family.kind()), system.N(), types),
                   fmt::format("a family with at most {} job types", kMaxJointTypes));
   const double cells = std::pow(qmax + 1.0, types);
   if (cells > kMaxJointCells)
-    return reject(v, "joint_qmax",
-                  fmt::format("joint_qmax = {} with {} types is a grid of {:.3g} counts", qmax,
-                              types, cells),
-                  fmt::format("(joint_qmax + 1)^types <= {:g}", kMaxJointCells));
+    return reject(
+        v, "joint_qmax",
+        fmt::format("joint_qmax = {} with {} types is a grid of {:.3g} counts", qmax, types, cells),
+        fmt::format("(joint_qmax + 1)^types <= {:g}", kMaxJointCells));
   if (bin < 1 || bin > qmax + 1)
     return reject(v, "joint_bin", fmt::format("joint_bin = {} is out of range", bin),
                   fmt::format("1 <= joint_bin <= joint_qmax + 1 = {}", qmax + 1));
@@ -251,7 +251,8 @@ Result evaluate(const model::System& system, const Options& options) {
   const double log_load = std::log(L / system.mean_speed());  // ln(N rho)
   for (std::size_t q = 0; q < m.log_weight.size(); ++q) {
     r.pmf.push_back(std::exp(m.log_weight[q] - m.log_f));
-    if (options.light_traffic) r.alpha.push_back(std::exp(m.log_weight[q] - static_cast<double>(q) * log_load));
+    if (options.light_traffic)
+      r.alpha.push_back(std::exp(m.log_weight[q] - static_cast<double>(q) * log_load));
   }
   if (options.per_type) {
     if (symmetric) {
@@ -262,7 +263,8 @@ Result evaluate(const model::System& system, const Options& options) {
   }
   if (options.joint_qmax >= 0) {
     if (types.empty()) types = system.family.enumerate();  // symmetric engines: at most 3 here
-    detail::joint_distribution(types, system.speeds, L, r.C, options.joint_qmax, options.joint_bin, r);
+    detail::joint_distribution(types, system.speeds, L, r.C, options.joint_qmax, options.joint_bin,
+                               r);
   }
   return r;
 }

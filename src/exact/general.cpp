@@ -9,7 +9,8 @@
 // Forward, in increasing mask order (every strict subset of B is a smaller number):
 //   G(B)  d(B) = sum_{B' != B, t: B' | t = B} rate_t G(B')
 //   G1(B) d(B) = lam(B) G(B) + sum_{B' != B, t: B' | t = B} rate_t (G(B') + G1(B'))
-// Backward, in decreasing mask order: H(B) d(B) = 1 + s(B), s(B) = sum_{t not in B} rate_t H(B | t).
+// Backward, in decreasing mask order:
+//   H(B) d(B) = 1 + s(B),  s(B) = sum_{t not in B} rate_t H(B | t).
 // Then with f = sum_B G(B) = 1 / C:
 //   E[Q] f = sum_B G1(B),  E[Q(Q-1)] f / 2 = sum_B G1(B) (K(B) - 1),  K(B) - 1 = lam H(B) + s(B),
 //   E[Q_t] f = rate_t sum_B G(B) H(B | t)   (all types in the same backward pass).
@@ -66,7 +67,8 @@ std::vector<int> members(Mask set) {
 // Arrival rate of the types inside B.
 double inside_rate(const Lattice& lat, Mask B) {
   double lam = 0.0;
-  for (std::size_t t = 0; t < lat.mask.size(); ++t) lam += (lat.mask[t] & ~B) == 0 ? lat.rate[t] : 0.0;
+  for (std::size_t t = 0; t < lat.mask.size(); ++t)
+    lam += (lat.mask[t] & ~B) == 0 ? lat.rate[t] : 0.0;
   return lam;
 }
 
@@ -97,7 +99,8 @@ void solve_means(const Lattice& lat, bool per_type, Moments& out) {
   out.unions = 1;
   for (std::uint64_t block = 0; block < lat.size; block += kBlock) {
     double f_part = 0.0, f1_part = 0.0;
-    for (std::uint64_t b = std::max<std::uint64_t>(block, 1); b < std::min(block + kBlock, lat.size); ++b) {
+    for (std::uint64_t b = std::max<std::uint64_t>(block, 1);
+         b < std::min(block + kBlock, lat.size); ++b) {
       const auto B = static_cast<Mask>(b);
       if (cell[B].g == 0.0) continue;  // not a union of types
       const double lam = inside_rate(lat, B);
@@ -160,9 +163,10 @@ void solve_means(const Lattice& lat, bool per_type, Moments& out) {
   // Plain doubles hold 1/C up to 1e308; only N >= 26 with every subsystem within 1e-12 of
   // overload gets beyond (the symmetric engines work with logarithms instead).
   if (!std::isfinite(total) || !std::isfinite(f2.value()))
-    throw InputError(fmt::format("exact: P(Q = 0) is below 1e-308 for this N = {} system, out of the "
-                                 "general engine's double range; use a load further from overload",
-                                 lat.N));
+    throw InputError(
+        fmt::format("exact: P(Q = 0) is below 1e-308 for this N = {} system, out of the "
+                    "general engine's double range; use a load further from overload",
+                    lat.N));
   out.log_f = std::log(total);
   out.EQ = f1.value() / total;
   const double factorial_moment = 2.0 * f2.value() / total;  // E[Q(Q-1)]
@@ -174,7 +178,8 @@ void solve_means(const Lattice& lat, bool per_type, Moments& out) {
 }
 
 // log_weight[k] = ln of the total weight of sequences of exactly k jobs, k = 0..qmax: weights
-// per union are carried from k to k + 1 jobs, W_{k+1}(B) mu(B) = sum_{B', t: B' | t = B} rate_t W_k(B').
+// per union are carried from k to k + 1 jobs:
+//   W_{k+1}(B) mu(B) = sum_{B', t: B' | t = B} rate_t W_k(B').
 void solve_distribution(const Lattice& lat, int qmax, Moments& out) {
   out.log_weight.assign(static_cast<std::size_t>(qmax) + 1, 0.0);
   if (qmax == 0) return;
@@ -227,7 +232,11 @@ void solve_distribution(const Lattice& lat, int qmax, Moments& out) {
 
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type) {
-  Lattice lat{static_cast<int>(speeds.size()), std::uint64_t{1} << speeds.size(), {}, {}, SpeedSums(speeds)};
+  Lattice lat{static_cast<int>(speeds.size()),
+              std::uint64_t{1} << speeds.size(),
+              {},
+              {},
+              SpeedSums(speeds)};
   for (const auto& type : types) {
     lat.mask.push_back(static_cast<Mask>(type.servers));
     lat.rate.push_back(total_rate * type.p);

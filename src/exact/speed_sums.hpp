@@ -23,7 +23,9 @@ class SpeedSums {
   static std::vector<double> subset_sums(const std::vector<double>& speeds, int first, int count) {
     std::vector<double> sums(std::size_t{1} << count, 0.0);
     for (std::size_t s = 1; s < sums.size(); ++s) {
-      sums[s] = sums[s & (s - 1)] + speeds[static_cast<std::size_t>(first + std::countr_zero(s))];
+      const auto server =
+          static_cast<std::size_t>(first) + static_cast<std::size_t>(std::countr_zero(s));
+      sums[s] = sums[s & (s - 1)] + speeds[server];
     }
     return sums;
   }

@@ -24,7 +24,9 @@ class CompensatedSum {
 inline constexpr double kLogZero = -std::numeric_limits<double>::infinity();
 
 // ln(1 + e^x) without overflow or loss for large |x|.
-inline double log1p_exp(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+inline double log1p_exp(double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
 
 // Sum of positive terms given by their logarithms: sum = e^log_scale * scaled.
 class LogSum {

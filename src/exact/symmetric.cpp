@@ -69,12 +69,14 @@ double log_binomial(int a, int k) {
 Chain complete_chain(int N, int d, double speed, double L) {
   constexpr std::size_t kMaxMoves = 100'000'000;
   if (static_cast<double>(N + 1) * (d + 1) > 2.0 * kMaxMoves)
-    throw InputError(fmt::format("symmetric exact engine: complete family with N = {}, d = {} needs about "
-                                 "N * d = {:.3g} transitions; at most {} are supported",
-                                 N, d, static_cast<double>(N) * d, kMaxMoves));
+    throw InputError(
+        fmt::format("symmetric exact engine: complete family with N = {}, d = {} needs about "
+                    "N * d = {:.3g} transitions; at most {} are supported",
+                    N, d, static_cast<double>(N) * d, kMaxMoves));
   Chain chain{N, speed, {}, {}, {}};
   const double log_count = log_binomial(N, d);
-  chain.classes.push_back({d == 1 ? "singletons" : "d-subsets", d, std::exp(log_count), std::exp(-log_count)});
+  chain.classes.push_back(
+      {d == 1 ? "singletons" : "d-subsets", d, std::exp(log_count), std::exp(-log_count)});
   for (int u = 0; u <= N; ++u) {
     chain.first.push_back(chain.moves.size());
     for (int j = std::max(0, d - u); j <= std::min(d, N - u); ++j) {
@@ -106,9 +108,12 @@ Chain build_chain(const model::System& system) {
   const auto& family = system.family;
   const double L = system.total_arrival_rate(), speed = system.speeds.front();
   switch (family.kind()) {
-    case model::FamilyKind::independent: return complete_chain(system.N(), 1, speed, L);
-    case model::FamilyKind::complete: return complete_chain(system.N(), family.params().d, speed, L);
-    default: return singletons_full_chain(system.N(), family.params().eps, speed, L);
+    case model::FamilyKind::independent:
+      return complete_chain(system.N(), 1, speed, L);
+    case model::FamilyKind::complete:
+      return complete_chain(system.N(), family.params().d, speed, L);
+    default:
+      return singletons_full_chain(system.N(), family.params().eps, speed, L);
   }
 }
 
@@ -169,7 +174,8 @@ Moments symmetric_engine(const model::System& system, int qmax, bool per_type) {
     ++out.unions;
     for (std::size_t m = chain.begin(u); m < chain.end(u); ++m) {
       const Move& move = chain.moves[m];
-      if (move.to != u) into[static_cast<std::size_t>(move.to)].add(log_F[su] + move.log_rate, mean, variance);
+      if (move.to != u)
+        into[static_cast<std::size_t>(move.to)].add(log_F[su] + move.log_rate, mean, variance);
     }
   }
   out.log_f = all.log_weight();
@@ -194,8 +200,8 @@ Moments symmetric_engine(const model::System& system, int qmax, bool per_type) {
       if (log_F[su] == kLogZero) continue;
       for (std::size_t m = chain.begin(u); m < chain.end(u); ++m) {
         const Move& move = chain.moves[m];
-        class_total[static_cast<std::size_t>(move.cls)].add(
-            std::exp(log_F[su] + move.log_rate + log_H[static_cast<std::size_t>(move.to)] - out.log_f));
+        class_total[static_cast<std::size_t>(move.cls)].add(std::exp(
+            log_F[su] + move.log_rate + log_H[static_cast<std::size_t>(move.to)] - out.log_f));
       }
     }
     out.classes = chain.classes;

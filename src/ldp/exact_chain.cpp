@@ -154,7 +154,8 @@ class LumpedChain {
     for (const Row& row : rows_) {
       double* target = next.data() + row.base;
       std::fill(target, target + row.remaining + 1, 0.0);
-      for (std::size_t i = row.first_incoming; i < row.last_incoming; ++i) apply(moves_[i], current, next);
+      for (std::size_t i = row.first_incoming; i < row.last_incoming; ++i)
+        apply(moves_[i], current, next);
     }
     for (const Move& move : absorbing_moves_) absorb(move, current);
     if (policy_ == Policy::power_of_d)
@@ -232,7 +233,8 @@ class LumpedChain {
     const double* from = current.data() + move.source + move.first;
     const double start = move.alpha + move.beta * static_cast<double>(move.first);
     double* to = next.data() + move.target + move.first;
-    for (int k = 0; k < length; ++k) to[k] += (start + move.beta * static_cast<double>(k)) * from[k];
+    for (int k = 0; k < length; ++k)
+      to[k] += (start + move.beta * static_cast<double>(k)) * from[k];
   }
 
   void absorb(const Move& move, const std::vector<double>& current) {
@@ -253,7 +255,8 @@ class LumpedChain {
   };
 
   static std::int64_t count_at(const std::vector<std::int64_t>& counts, int level) {
-    return static_cast<std::size_t>(level) < counts.size() ? counts[static_cast<std::size_t>(level)] : 0;
+    return static_cast<std::size_t>(level) < counts.size() ? counts[static_cast<std::size_t>(level)]
+                                                           : 0;
   }
 
   std::int64_t binomial(std::int64_t a, int b) const {
@@ -333,12 +336,14 @@ class LumpedChain {
     }
     // Group the moves by target row.
     auto target_row = [&](const Move& move) {
-      const auto after = std::upper_bound(rows_.begin(), rows_.end(), move.target + move.first,
-                                          [](std::int64_t index, const Row& row) { return index < row.base; });
+      const auto after =
+          std::upper_bound(rows_.begin(), rows_.end(), move.target + move.first,
+                           [](std::int64_t index, const Row& row) { return index < row.base; });
       return after - rows_.begin() - 1;
     };
     std::vector<Move> landing;
-    for (const Move& move : moves_) (move.target == absorbing ? absorbing_moves_ : landing).push_back(move);
+    for (const Move& move : moves_)
+      (move.target == absorbing ? absorbing_moves_ : landing).push_back(move);
     std::stable_sort(landing.begin(), landing.end(),
                      [&](const Move& a, const Move& b) { return target_row(a) < target_row(b); });
     moves_ = std::move(landing);
@@ -377,8 +382,8 @@ class LumpedChain {
   void add_count_move(const Row& row, std::int64_t offset, int level, double scale,
                       std::int64_t first, std::int64_t last) {
     const auto [alpha, beta] = linear_count(row, level);
-    if (beta > 0) first = std::max<std::int64_t>(first, 1);                   // inner: x >= 1
-    if (beta < 0) last = std::min<std::int64_t>(last, row.remaining - 1);     // c_1: x < remaining
+    if (beta > 0) first = std::max<std::int64_t>(first, 1);                // inner: x >= 1
+    if (beta < 0) last = std::min<std::int64_t>(last, row.remaining - 1);  // c_1: x < remaining
     if (beta == 0 && alpha == 0) return;
     if (first > last || offset == impossible) return;
     moves_.push_back({row.base, offset, scale * alpha, scale * beta, first, last, row.jobs0 + 1});
@@ -479,7 +484,7 @@ class LumpedChain {
   std::vector<Row> rows_;
   std::vector<Move> moves_;  // by target row
   std::vector<Move> absorbing_moves_;
-  std::vector<double> absorbed_by_jobs_;  // u absorbed by the current step
+  std::vector<double> absorbed_by_jobs_;            // u absorbed by the current step
   std::vector<std::int64_t> min_distance_by_jobs_;  // tilted only
 };
 

@@ -31,8 +31,7 @@ double exact_state_count(const Options& options) {
   return std::round(states);
 }
 
-void set_from_logs(Result& result, double log_p, double log_low, double log_high,
-                   std::int64_t n) {
+void set_from_logs(Result& result, double log_p, double log_low, double log_high, std::int64_t n) {
   log_high = std::min(log_high, 0.0);  // a probability
   const double inverse_n = 1.0 / static_cast<double>(n);
   result.log_probability = log_p;
@@ -118,8 +117,8 @@ void validate(const Options& o) {
   if (!positive_finite(o.lambda))
     throw InputError(fmt::format("ldp: lambda must be > 0 (got {})", o.lambda));
   if (o.policy == Policy::power_of_d && (o.policy_d < 1 || o.policy_d > o.n))
-    throw InputError(fmt::format("ldp: power_of_d needs 1 <= d <= n (got d = {}, n = {})",
-                                 o.policy_d, o.n));
+    throw InputError(
+        fmt::format("ldp: power_of_d needs 1 <= d <= n (got d = {}, n = {})", o.policy_d, o.n));
   if (!o.initial_counts.empty()) {
     const auto& c = o.initial_counts;
     if (std::any_of(c.begin(), c.end(), [](std::int64_t x) { return x < 0; }) ||
@@ -128,8 +127,8 @@ void validate(const Options& o) {
     for (std::size_t k = static_cast<std::size_t>(o.j); k < c.size(); ++k)
       if (c[k] > 0)
         throw InputError(fmt::format(
-            "ldp: initial_counts has a queue of length {} >= j = {} (the event holds at time 0)",
-            k, o.j));
+            "ldp: initial_counts has a queue of length {} >= j = {} (the event holds at time 0)", k,
+            o.j));
   }
   switch (o.estimator) {
     case Estimator::importance:
@@ -147,8 +146,7 @@ void validate(const Options& o) {
       break;
     case Estimator::exact: {
       if (!(o.truncation > 0.0 && o.truncation < 1.0))
-        throw InputError(
-            fmt::format("ldp: truncation must be in (0, 1) (got {})", o.truncation));
+        throw InputError(fmt::format("ldp: truncation must be in (0, 1) (got {})", o.truncation));
       const double states = detail::exact_state_count(o);
       if (states > max_exact_states)
         throw InputError(fmt::format(
@@ -176,9 +174,9 @@ Result estimate(const Options& options, std::uint64_t seed, std::uint64_t task_i
       break;
   }
   // The theory is for jsq started with every queue of length 1.
-  const bool theory_applies = options.policy == Policy::jsq &&
-                              detail::initial_counts(options) ==
-                                  std::vector<std::int64_t>{0, options.n};
+  const bool theory_applies =
+      options.policy == Policy::jsq &&
+      detail::initial_counts(options) == std::vector<std::int64_t>{0, options.n};
   result.theory_rate = theory_applies
                            ? decay_rate_fixed_lambda(options.j, options.T, options.lambda)
                            : std::numeric_limits<double>::quiet_NaN();

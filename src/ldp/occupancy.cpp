@@ -11,8 +11,7 @@ namespace qsweep::ldp {
 
 OccupancySimulator::OccupancySimulator(Policy policy, int d, std::int64_t n, double lambda,
                                        std::vector<std::int64_t> counts)
-    : policy_(policy), d_(d), n_(n), lambda_(lambda),
-      counts_(std::move(counts)) {
+    : policy_(policy), d_(d), n_(n), lambda_(lambda), counts_(std::move(counts)) {
   if (n < 1) throw InputError("occupancy simulator: n must be >= 1");
   if (!(lambda > 0.0)) throw InputError("occupancy simulator: lambda must be > 0");
   if (policy == Policy::power_of_d && (d < 1 || d > n))
@@ -21,9 +20,9 @@ OccupancySimulator::OccupancySimulator(Policy policy, int d, std::int64_t n, dou
   if (std::any_of(counts_.begin(), counts_.end(), [](std::int64_t c) { return c < 0; }) ||
       std::accumulate(counts_.begin(), counts_.end(), std::int64_t{0}) != n)
     throw InputError("occupancy simulator: initial counts must be >= 0 and sum to n");
-  min_ = static_cast<int>(std::find_if(counts_.begin(), counts_.end(),
-                                       [](std::int64_t c) { return c > 0; }) -
-                          counts_.begin());
+  min_ = static_cast<int>(
+      std::find_if(counts_.begin(), counts_.end(), [](std::int64_t c) { return c > 0; }) -
+      counts_.begin());
   max_ = static_cast<int>(counts_.size()) - 1;
   while (counts_[static_cast<std::size_t>(max_)] == 0) --max_;
   counts_.resize(static_cast<std::size_t>(max_) + 2, 0);
@@ -36,7 +35,8 @@ std::int64_t OccupancySimulator::count(int length) const {
 
 double OccupancySimulator::fraction_at_least(int length) const {
   std::int64_t at_least = 0;
-  for (int k = std::max(length, 0); k <= max_; ++k) at_least += counts_[static_cast<std::size_t>(k)];
+  for (int k = std::max(length, 0); k <= max_; ++k)
+    at_least += counts_[static_cast<std::size_t>(k)];
   return static_cast<double>(at_least) / static_cast<double>(n_);
 }
 

@@ -87,7 +87,8 @@ class FluidDrift {
           arrivals_[0] = 1.0;
         } else {
           arrivals_[0] = std::min((x[1] - x[2]) / lambda_, 1.0);
-          for (std::size_t k = 1; k <= top; ++k) arrivals_[k] = (1.0 - arrivals_[0]) * (x[k] - x[k + 1]);
+          for (std::size_t k = 1; k <= top; ++k)
+            arrivals_[k] = (1.0 - arrivals_[0]) * (x[k] - x[k + 1]);
         }
         break;
       }
@@ -149,7 +150,8 @@ std::vector<std::vector<double>> fluid_trajectory(Policy policy, int d, double l
     drift(shifted(k1, h / 2), k2);
     drift(shifted(k2, h / 2), k3);
     drift(shifted(k3, h), k4);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
     project(x);
     if (x[x.size() - 3] > negligible) x.insert(x.end() - 1, 0.0);
   };

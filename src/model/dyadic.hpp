@@ -4,10 +4,14 @@
 // floating point cannot decide a comparison (stability within rounding of the boundary).
 // GCC 12 with -O2 and the sanitizers reports cpp_int's limb storage as maybe-uninitialized (a
 // false positive inside Boost, where the limbs are written before they are read).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <boost/multiprecision/cpp_int.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #include <cmath>
 #include <cstdint>
 #include <vector>

@@ -14,27 +14,8 @@
 namespace qsweep::model {
 namespace {
 
-struct KindName {
-  FamilyKind kind;
-  std::string_view name;
-};
-constexpr KindName kKindNames[] = {
-    {FamilyKind::independent, "independent"},
-    {FamilyKind::complete, "complete"},
-    {FamilyKind::ring, "ring"},
-    {FamilyKind::hetero_ring, "hetero_ring"},
-    {FamilyKind::path, "path"},
-    {FamilyKind::star, "star"},
-    {FamilyKind::tree_singletons, "tree_singletons"},
-    {FamilyKind::singletons_full, "singletons_full"},
-    {FamilyKind::random_regular, "random_regular"},
-    {FamilyKind::erdos_renyi, "erdos_renyi"},
-    {FamilyKind::torus, "torus"},
-    {FamilyKind::explicit_types, "explicit"},
-};
-
 [[noreturn]] void fail(const FamilyParams& p, const std::string& what) {
-  throw InputError(fmt::format("family {} with N = {}: {}", to_string(p.kind), p.N, what));
+  throw InputError(fmt::format("family {} with N = {}: {}", name_of(p.kind), p.N, what));
 }
 
 void require_eps(const FamilyParams& p) {
@@ -68,7 +49,9 @@ int merges(int N, const std::vector<Edge>& edges, bool stop_at_cycle) {
   return count;
 }
 
-bool is_connected(int N, const std::vector<Edge>& edges) { return merges(N, edges, false) == N - 1; }
+bool is_connected(int N, const std::vector<Edge>& edges) {
+  return merges(N, edges, false) == N - 1;
+}
 
 bool is_connected_tree(int N, const std::vector<Edge>& edges) {
   return static_cast<int>(edges.size()) == N - 1 && merges(N, edges, true) == N - 1;
@@ -129,7 +112,8 @@ std::vector<Edge> random_regular_graph(const FamilyParams& p, Rng& rng) {
     std::vector<Edge> list(edges.begin(), edges.end());
     if (!stuck && is_connected(N, list)) return list;
   }
-  fail(p, fmt::format("could not generate a connected simple {}-regular graph after 1000 attempts", k));
+  fail(p, fmt::format("could not generate a connected simple {}-regular graph after 1000 attempts",
+                      k));
 }
 
 // G(N, q) by geometric skipping over the N(N-1)/2 pairs: O(N + E) time.
@@ -193,7 +177,7 @@ std::string size_problem(const FamilyParams& p) {
     return fmt::format(
         "{} would list {:.3g} job types (graph edges); expected at most {} "
         "(model::kMaxListedJobTypes)",
-        to_string(p.kind), listed, kMaxListedJobTypes);
+        name_of(p.kind), listed, kMaxListedJobTypes);
   return "";
 }
 
@@ -239,34 +223,33 @@ double binomial(int n, int k) {
 
 }  // namespace
 
-std::string_view to_string(FamilyKind kind) {
-  for (const auto& kn : kKindNames)
-    if (kn.kind == kind) return kn.name;
-  return "unknown";
-}
-
-FamilyKind family_kind_from_string(std::string_view name) {
-  for (const auto& kn : kKindNames)
-    if (kn.name == name) return kn.kind;
-  std::string valid;
-  for (const auto& kn : kKindNames) valid += (valid.empty() ? "" : ", ") + std::string(kn.name);
-  throw InputError(fmt::format("unknown family '{}'; expected one of: {}", name, valid));
-}
-
 FamilyUses family_uses(FamilyKind kind) {
   FamilyUses u;
   switch (kind) {
-    case FamilyKind::complete: u.d = true; break;
+    case FamilyKind::complete:
+      u.d = true;
+      break;
     case FamilyKind::hetero_ring:
-    case FamilyKind::singletons_full: u.eps = true; break;
+    case FamilyKind::singletons_full:
+      u.eps = true;
+      break;
     case FamilyKind::tree_singletons:
       u.eps = u.graph_seed = u.tree_edges = true;
       break;
-    case FamilyKind::random_regular: u.degree = u.graph_seed = true; break;
-    case FamilyKind::erdos_renyi: u.edge_prob = u.graph_seed = true; break;
-    case FamilyKind::torus: u.torus_shape = true; break;
-    case FamilyKind::explicit_types: u.types = true; break;
-    default: break;
+    case FamilyKind::random_regular:
+      u.degree = u.graph_seed = true;
+      break;
+    case FamilyKind::erdos_renyi:
+      u.edge_prob = u.graph_seed = true;
+      break;
+    case FamilyKind::torus:
+      u.torus_shape = true;
+      break;
+    case FamilyKind::explicit_types:
+      u.types = true;
+      break;
+    default:
+      break;
   }
   return u;
 }
@@ -282,7 +265,8 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
   // Listed families: build the edge/type list, then the alias table below.
   std::vector<Edge> edges;
   switch (p.kind) {
-    case FamilyKind::independent: break;
+    case FamilyKind::independent:
+      break;
     case FamilyKind::complete:
       if (p.d < 1 || p.d > N)
         fail(p, fmt::format("d = {} is out of range; expected 1 <= d <= N", p.d));
@@ -306,7 +290,8 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
       break;
     case FamilyKind::hetero_ring:
       min_n(4);
-      if (N % 2 != 0) fail(p, "hetero_ring needs an even N; expected N = 4, 6, 8, ... (paper eq. 35)");
+      if (N % 2 != 0)
+        fail(p, "hetero_ring needs an even N; expected N = 4, 6, 8, ... (paper eq. 35)");
       require_eps(p);
       for (int i = 0; i < N; ++i) {
         // Paper eq. (35), 1-based edge i = {i, i+1}: 2 eps / N for even i, 2 (1 - eps) / N for odd.
@@ -336,7 +321,8 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
         Rng rng(p.graph_seed, 0x7472656555ULL);
         tree = random_tree(N, rng);
       } else if (!is_connected_tree(N, tree)) {
-        fail(p, "tree_edges do not form a spanning tree (expected N - 1 edges, connected, no cycle)");
+        fail(p,
+             "tree_edges do not form a spanning tree (expected N - 1 edges, connected, no cycle)");
       }
       for (int n = 0; n < N; ++n) {
         listed_.push_back({n});
@@ -363,7 +349,8 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
         fail(p, fmt::format("edge_prob = {} is outside (0, 1]", p.edge_prob));
       Rng rng(p.graph_seed, 0x45524752ULL);
       edges = erdos_renyi_graph(p, rng);
-      if (edges.empty()) fail(p, "the random graph has no edge; raise edge_prob or change graph_seed");
+      if (edges.empty())
+        fail(p, "the random graph has no edge; raise edge_prob or change graph_seed");
       break;
     }
     case FamilyKind::torus: {
@@ -389,7 +376,9 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
         if (servers.empty()) fail(p, fmt::format("type {} has no servers", t + 1));
         for (int s : servers)
           if (s < 0 || s >= N)
-            fail(p, fmt::format("type {} names server {}, outside 1..{}; expected server numbers 1..N", t + 1, s + 1, N));
+            fail(p,
+                 fmt::format("type {} names server {}, outside 1..{}; expected server numbers 1..N",
+                             t + 1, s + 1, N));
         std::sort(servers.begin(), servers.end());
         if (std::adjacent_find(servers.begin(), servers.end()) != servers.end())
           fail(p, fmt::format("type {} lists a server twice", t + 1));
@@ -446,18 +435,25 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
 
 double Family::num_types() const {
   switch (kind()) {
-    case FamilyKind::independent: return params_.N;
-    case FamilyKind::complete: return binomial(params_.N, params_.d);
-    case FamilyKind::singletons_full: return params_.N + 1.0;
-    default: return static_cast<double>(listed_.size());
+    case FamilyKind::independent:
+      return params_.N;
+    case FamilyKind::complete:
+      return binomial(params_.N, params_.d);
+    case FamilyKind::singletons_full:
+      return params_.N + 1.0;
+    default:
+      return static_cast<double>(listed_.size());
   }
 }
 
 int Family::max_type_size() const {
   switch (kind()) {
-    case FamilyKind::independent: return 1;
-    case FamilyKind::complete: return params_.d;
-    case FamilyKind::singletons_full: return params_.N;
+    case FamilyKind::independent:
+      return 1;
+    case FamilyKind::complete:
+      return params_.d;
+    case FamilyKind::singletons_full:
+      return params_.N;
     default: {
       std::size_t m = 0;
       for (const auto& t : listed_) m = std::max(m, t.size());
@@ -507,10 +503,11 @@ std::vector<JobType> Family::enumerate(std::size_t max_types) const {
   const int N = params_.N;
   if (N > kMaxMaskServers)
     throw InputError(fmt::format("family {} with N = {}: listing job types needs N <= {}",
-                                 to_string(kind()), N, kMaxMaskServers));
+                                 name_of(kind()), N, kMaxMaskServers));
   if (num_types() > static_cast<double>(max_types))
-    throw InputError(fmt::format("family {} with N = {} has {:.3g} job types; at most {} can be listed",
-                                 to_string(kind()), N, num_types(), max_types));
+    throw InputError(
+        fmt::format("family {} with N = {} has {:.3g} job types; at most {} can be listed",
+                    name_of(kind()), N, num_types(), max_types));
   auto bit = [](int n) { return ServerMask{1} << n; };
   std::vector<JobType> types;
   switch (kind()) {

@@ -23,8 +23,7 @@ std::vector<double> speed_profile(const std::string& name, int N, double fast) {
     for (int n = 0; n < N; ++n)
       speeds[static_cast<std::size_t>(n)] = N == 1 ? 1.0 : 1.0 + (fast - 1.0) * n / (N - 1.0);
   } else {
-    throw InputError(
-        fmt::format("unknown speed profile '{}'; expected two_class or linear", name));
+    throw InputError(fmt::format("unknown speed profile '{}'; expected two_class or linear", name));
   }
   return speeds;
 }
@@ -33,12 +32,12 @@ System::System(Family family_, std::vector<double> speeds_, double lambda_)
     : family(std::move(family_)), speeds(std::move(speeds_)), lambda(lambda_) {
   if (speeds.empty()) speeds.assign(static_cast<std::size_t>(family.num_servers()), 1.0);
   if (static_cast<int>(speeds.size()) != family.num_servers())
-    throw InputError(fmt::format("{} speeds given for N = {} servers", speeds.size(),
-                                 family.num_servers()));
+    throw InputError(
+        fmt::format("{} speeds given for N = {} servers", speeds.size(), family.num_servers()));
   for (std::size_t n = 0; n < speeds.size(); ++n)
     if (!(speeds[n] > 0.0 && std::isfinite(speeds[n])))
-      throw InputError(fmt::format("speed of server {} is {}; expected a finite value > 0", n + 1,
-                                   speeds[n]));
+      throw InputError(
+          fmt::format("speed of server {} is {}; expected a finite value > 0", n + 1, speeds[n]));
   if (!(lambda > 0.0 && std::isfinite(lambda)))
     throw InputError(fmt::format("lambda = {}; expected a finite value > 0", lambda));
 }

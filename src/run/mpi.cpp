@@ -163,8 +163,7 @@ void Comm::broadcast_bytes(std::string& bytes, int root) const {
   unsigned long long size = bytes.size();
   check_mpi(MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, root, handle_), "MPI_Bcast");
   bytes.resize(size);
-  check_mpi(MPI_Bcast(bytes.data(), byte_count(bytes.size(), "MPI_Bcast"), MPI_BYTE, root,
-                      handle_),
+  check_mpi(MPI_Bcast(bytes.data(), byte_count(bytes.size(), "MPI_Bcast"), MPI_BYTE, root, handle_),
             "MPI_Bcast");
 }
 
@@ -212,8 +211,8 @@ std::optional<Envelope> Comm::iprobe(int source, int tag) const {
 
 std::string Comm::recv_bytes(const Envelope& envelope) const {
   std::string bytes(static_cast<std::size_t>(envelope.bytes), '\0');
-  check_mpi(MPI_Recv(bytes.data(), envelope.bytes, MPI_BYTE, envelope.source, envelope.tag,
-                     handle_, MPI_STATUS_IGNORE),
+  check_mpi(MPI_Recv(bytes.data(), envelope.bytes, MPI_BYTE, envelope.source, envelope.tag, handle_,
+                     MPI_STATUS_IGNORE),
             "MPI_Recv");
   return bytes;
 }

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
+#include <iterator>
 
 namespace qsweep::run {
 
@@ -30,18 +32,33 @@ std::string format_progress(const ProgressCounts& counts, double tasks_per_secon
   return text;
 }
 
+bool progress_in_place(bool stderr_is_terminal, const Environment& env) {
+  const char* term = env("TERM");
+  const bool can_erase = term != nullptr && *term != '\0' && std::strcmp(term, "dumb") != 0;
+  return stderr_is_terminal && can_erase && !started_by_mpi_launcher(env);
+}
+
 bool progress_in_place(const Environment& env) {
-  return isatty(STDERR_FILENO) != 0 && !started_by_mpi_launcher(env);
+  return progress_in_place(isatty(STDERR_FILENO) != 0, env);
 }
 
 Progress::Progress(std::FILE* out, bool terminal, double interval_seconds, double cost_todo,
-                   Clock::time_point start)
+                   Clock::time_point start, bool early_lines)
     : out_(out),
       terminal_(terminal),
       interval_seconds_(interval_seconds),
       cost_todo_(cost_todo),
       start_(start),
-      last_print_(start) {}
+      last_print_(start),
+      early_lines_(early_lines && !terminal) {}
+
+bool Progress::due(Clock::time_point now) const {
+  const double since_start = std::chrono::duration<double>(now - start_).count();
+  if (early_lines_ && early_printed_ < std::size(kEarlyLineSeconds) &&
+      since_start >= kEarlyLineSeconds[early_printed_])
+    return true;
+  return std::chrono::duration<double>(now - last_print_).count() >= interval_seconds_;
+}
 
 std::string Progress::line(const ProgressCounts& counts, std::uint64_t finished_this_run,
                            double cost_done, Clock::time_point now) const {
@@ -58,8 +75,13 @@ std::string Progress::line(const ProgressCounts& counts, std::uint64_t finished_
 
 void Progress::update(const ProgressCounts& counts, std::uint64_t finished_this_run,
                       double cost_done, Clock::time_point now) {
-  if (std::chrono::duration<double>(now - last_print_).count() < interval_seconds_) return;
+  if (!due(now)) return;
   last_print_ = now;
+  // Early lines already due count as printed: one line, not a burst, after a long pause.
+  const double since_start = std::chrono::duration<double>(now - start_).count();
+  while (early_lines_ && early_printed_ < std::size(kEarlyLineSeconds) &&
+         since_start >= kEarlyLineSeconds[early_printed_])
+    ++early_printed_;
   const std::string text = line(counts, finished_this_run, cost_done, now);
   if (terminal_) {
     std::fprintf(out_, "\r%s\x1b[K", text.c_str());

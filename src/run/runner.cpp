@@ -279,7 +279,7 @@ class Coordinator {
         outbox_(comm),
         progress_(stderr, options.progress_in_place,
                   options.progress_in_place ? kTerminalRefreshSeconds : options.progress_seconds,
-                  cost_todo_, Progress::Clock::now()) {
+                  cost_todo_, Progress::Clock::now(), options.progress_early_lines) {
     if (local_ != nullptr) slots_.push_back(Slot{0, {}});
     for (int rank = 1; rank < comm.size(); ++rank) slots_.push_back(Slot{rank, {}});
   }
@@ -410,7 +410,7 @@ class Coordinator {
     for (const auto& [id, message] : report.failures) {
       if (failures_printed_ < kFailuresPrinted) {
         progress_.message("qsweep: task " + std::to_string(id) + " (" +
-                          std::string(sweep::to_string(plan_.tasks.at(id).method)) + ", rank " +
+                          std::string(qsweep::name_of(plan_.tasks.at(id).method)) + ", rank " +
                           std::to_string(slot.rank) + ") failed: " + message);
       } else if (failures_printed_ == kFailuresPrinted) {
         progress_.message("qsweep: further failures are not printed; see `qsweep status`");
@@ -859,7 +859,8 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
 
   if (create) {
     store::ResultsFile::create(path, plan, layout,
-                               store::Provenance::now(options.command_line, comm.size()), comm.handle());
+                               store::Provenance::now(options.command_line, comm.size()),
+                               comm.handle());
   }
   try {
     return run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes), signals,

@@ -124,7 +124,8 @@ constexpr std::size_t kMserBatch = 5;
 
 double mser5_max_warmup(std::size_t windows, double window) {
   const std::size_t m = windows / kMserBatch;
-  return m < 2 ? 0.0 : static_cast<double>(m / 2 * kMserBatch) * window;
+  const std::size_t cut_batches = m / 2;  // MSER cuts at most half of the batches
+  return m < 2 ? 0.0 : static_cast<double>(cut_batches * kMserBatch) * window;
 }
 
 double mser5_warmup(const std::vector<double>& window_means, double window) {

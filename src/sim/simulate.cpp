@@ -24,24 +24,6 @@ constexpr int kMaxDistributionLength = 1'000'000;
 // Warm-up detection: the pilot run's Q is averaged over this many windows for MSER-5.
 constexpr int kPilotWindows = 1000;
 
-std::string_view policy_name(Policy policy) {
-  switch (policy) {
-    case Policy::redundancy_coc:
-      return "redundancy_coc";
-    case Policy::redundancy_cos:
-      return "redundancy_cos";
-    case Policy::jsq:
-      return "jsq";
-    case Policy::random:
-      return "random";
-    case Policy::jiq:
-      return "jiq";
-    case Policy::power_of_d:
-      return "power_of_d";
-  }
-  return "?";
-}
-
 void validate_service(const Service& s) {
   const bool finite_cv2 = std::isfinite(s.cv2);
   if (s.kind == ServiceKind::hyperexponential && !(finite_cv2 && s.cv2 >= 1.0))
@@ -306,10 +288,10 @@ void validate(const Options& o) {
         fmt::format("occupancy_max = {}; expected 0..{}", o.occupancy_max, kMaxDistributionLength));
   if (o.identical_replicas && o.policy != Policy::redundancy_coc)
     throw InputError(fmt::format("identical_replicas applies only to redundancy_coc, not {}",
-                                 policy_name(o.policy)));
+                                 name_of(o.policy)));
   if (o.longest_idle && o.policy != Policy::redundancy_cos)
-    throw InputError(fmt::format("longest_idle applies only to redundancy_cos, not {}",
-                                 policy_name(o.policy)));
+    throw InputError(
+        fmt::format("longest_idle applies only to redundancy_cos, not {}", name_of(o.policy)));
   validate_service(o.service);
 }
 

@@ -286,7 +286,7 @@ void ResultsFile::create(const std::string& path, const sweep::Plan& plan, const
     write_string_attribute(root, "format", kFormatName);
     write_int_attribute(root, "format_version", kFormatVersion);
     write_string_attribute(root, "qsweep_version", kVersion);
-    write_string_attribute(root, "git_commit", kGitCommit);
+    write_string_attribute(root, "git_commit", git_commit());
     write_string_attribute(root, "created", provenance.created);
     write_string_attribute(root, "command_line", provenance.command_line);
     write_int_attribute(root, "mpi_ranks", provenance.mpi_ranks);

@@ -103,7 +103,7 @@ std::vector<sweep::TaskStatus> read_statuses(hid_t dataset, const RowSelection& 
 std::vector<std::string> status_names(const std::vector<sweep::TaskStatus>& statuses) {
   std::vector<std::string> names;
   names.reserve(statuses.size());
-  for (const sweep::TaskStatus status : statuses) names.emplace_back(sweep::to_string(status));
+  for (const sweep::TaskStatus status : statuses) names.emplace_back(qsweep::name_of(status));
   return names;
 }
 
@@ -241,7 +241,8 @@ std::vector<TaskProblem> ResultsReader::warnings(std::size_t limit, std::uint64_
 
 std::vector<std::string> ResultsReader::method_groups() const {
   std::vector<std::string> groups;
-  for (const std::string name : {"exact", "simulate", "ldp"}) {
+  for (const std::string_view method : enum_names<sweep::Method>()) {
+    const std::string name(method);
     if (check(H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT), "H5Lexists", name) > 0) {
       groups.push_back(name);
     }

@@ -120,7 +120,7 @@ H5Id status_type() {
   for (const auto status : {sweep::TaskStatus::pending, sweep::TaskStatus::done,
                             sweep::TaskStatus::failed, sweep::TaskStatus::unstable}) {
     const auto value = static_cast<std::int8_t>(status);
-    const std::string name(sweep::to_string(status));
+    const std::string name(qsweep::name_of(status));
     check(H5Tenum_insert(type.get(), name.c_str(), &value), "H5Tenum_insert", name);
   }
   return type;
@@ -219,7 +219,7 @@ TaskColumns::TaskColumns(std::size_t rows)
 void TaskColumns::set_planned(std::size_t i, const sweep::Task& task) {
   id[i] = static_cast<std::int64_t>(task.id);
   std::fill_n(method.begin() + static_cast<std::ptrdiff_t>(i * kMethodWidth), kMethodWidth, '\0');
-  append_text(method, i, kMethodWidth, std::string(sweep::to_string(task.method)));
+  append_text(method, i, kMethodWidth, std::string(qsweep::name_of(task.method)));
   block[i] = task.block;
   seed[i] = task.seed;
 }

@@ -1,6 +1,7 @@
 #include "qsweep/store/writer_lock.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,9 +67,10 @@ WriterLock::WriterLock(const std::string& results_path, const std::string& comma
         std::string holder = read_text(fd);
         close(fd);
         if (holder.empty()) holder = "a run that is starting";
-        throw InputError(results_path + " is being written by another run (" + holder +
-                         "); wait for it to end, or stop it (a killed run's lock is released "
-                         "by itself)");
+        throw InputError(fmt::format(
+            "{} is being written by another run ({}); wait for it to end, or stop it (a killed "
+            "run's lock is released by itself)",
+            results_path, holder));
       }
       close(fd);
       throw StoreError("cannot lock " + path_ + " (fcntl F_OFD_SETLK: " + std::strerror(error) +

@@ -88,7 +88,8 @@ Column result_ints(std::string name, std::string description, std::vector<Int> R
 
 // The columns every method with per-type results starts them with: the types and their means.
 template <class R>
-void add_type_columns(std::vector<Column>& c, const std::function<std::size_t(const Task&)>& types) {
+void add_type_columns(std::vector<Column>& c,
+                      const std::function<std::size_t(const Task&)>& types) {
   c.push_back(result_ints<R>("type_servers",
                              "job type S as a bitmask (bit n: server n + 1), enumerate() order",
                              &R::type_servers, types));
@@ -130,7 +131,7 @@ Column task_id_column() {
 void add_system_parameters(std::vector<Column>& c) {
   auto uses = [](const Task& t) { return model::family_uses(t.family.kind); };
   c.push_back(parameter("family", "compatibility family", "", ColumnType::str,
-                        [](const Task& t) { return std::string(detail::name_of(t.family.kind)); }));
+                        [](const Task& t) { return std::string(name_of(t.family.kind)); }));
   c.push_back(parameter("N", "number of servers", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{t.family.N}; }));
   c.push_back(parameter(
@@ -174,9 +175,9 @@ std::vector<Column> exact_columns() {
   using R = exact::Result;
   std::vector<Column> c{task_id_column()};
   add_system_parameters(c);
-  c.push_back(parameter(
-      "policy", "redundancy_coc (cancel on completion) or redundancy_cos", "", ColumnType::str,
-      [](const Task& t) { return std::string(detail::name_of(t.exact.policy)); }));
+  c.push_back(parameter("policy", "redundancy_coc (cancel on completion) or redundancy_cos", "",
+                        ColumnType::str,
+                        [](const Task& t) { return std::string(name_of(t.exact.policy)); }));
   c.push_back(parameter("qmax", "P(Q = q) is given for q = 0..qmax", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{t.exact.qmax}; }));
   c.push_back(parameter("light_traffic", "1 if alpha was asked for", "", ColumnType::i64,
@@ -249,8 +250,8 @@ std::vector<Column> exact_columns() {
   const auto joint_bins = [joint_axes](const Task& t) -> std::size_t {
     const std::int64_t bin = t.exact.joint_bin;
     if (joint_axes(t) == 0 || bin < 1) return 0;
-    const double bins = std::pow(static_cast<double>((t.exact.joint_qmax + bin) / bin),
-                                 static_cast<double>(joint_axes(t)));
+    const std::int64_t per_axis = (t.exact.joint_qmax + bin) / bin;  // ceil((qmax + 1) / bin)
+    const double bins = std::pow(static_cast<double>(per_axis), static_cast<double>(joint_axes(t)));
     return bins <= exact::kMaxJointBins ? static_cast<std::size_t>(bins) : 0;
   };
   c.push_back(result_vector<R>(
@@ -274,18 +275,17 @@ std::vector<Column> simulate_columns() {
   using R = sim::Result;
   std::vector<Column> c{task_id_column()};
   add_system_parameters(c);
-  c.push_back(
-      parameter("policy", "redundancy or dispatching policy", "", ColumnType::str,
-                [](const Task& t) { return std::string(detail::name_of(t.simulate.policy)); }));
+  c.push_back(parameter("policy", "redundancy or dispatching policy", "", ColumnType::str,
+                        [](const Task& t) { return std::string(name_of(t.simulate.policy)); }));
   c.push_back(parameter("policy_d", "servers sampled by power_of_d (-1: other policy)", "",
                         ColumnType::i64, [](const Task& t) {
                           return t.simulate.policy == sim::Policy::power_of_d
                                      ? std::int64_t{t.simulate.policy_d}
                                      : kNone;
                         }));
-  c.push_back(parameter(
-      "service", "job size distribution (unit mean)", "", ColumnType::str,
-      [](const Task& t) { return std::string(detail::name_of(t.simulate.service.kind)); }));
+  c.push_back(
+      parameter("service", "job size distribution (unit mean)", "", ColumnType::str,
+                [](const Task& t) { return std::string(name_of(t.simulate.service.kind)); }));
   c.push_back(parameter("cv2", "squared coefficient of variation of hyperexponential sizes", "",
                         ColumnType::f64, [](const Task& t) {
                           return t.simulate.service.kind == sim::ServiceKind::hyperexponential
@@ -392,7 +392,7 @@ std::vector<Column> ldp_columns() {
   std::vector<Column> c{task_id_column()};
   const auto estimator = [](const Task& t) { return t.ldp.estimator; };
   c.push_back(parameter("policy", "dispatching policy", "", ColumnType::str,
-                        [](const Task& t) { return std::string(detail::name_of(t.ldp.policy)); }));
+                        [](const Task& t) { return std::string(name_of(t.ldp.policy)); }));
   c.push_back(parameter("policy_d", "queues sampled by power_of_d (-1: other policy)", "",
                         ColumnType::i64, [](const Task& t) {
                           return t.ldp.policy == ldp::Policy::power_of_d
@@ -407,9 +407,8 @@ std::vector<Column> ldp_columns() {
                         [](const Task& t) { return t.ldp.T; }));
   c.push_back(parameter("lambda", "per-server arrival rate (total n * lambda)", "1/time",
                         ColumnType::f64, [](const Task& t) { return t.ldp.lambda; }));
-  c.push_back(
-      parameter("estimator", "exact, monte_carlo or importance", "", ColumnType::str,
-                [](const Task& t) { return std::string(detail::name_of(t.ldp.estimator)); }));
+  c.push_back(parameter("estimator", "exact, monte_carlo or importance", "", ColumnType::str,
+                        [](const Task& t) { return std::string(name_of(t.ldp.estimator)); }));
   c.push_back(parameter("samples", "sample paths asked for (NaN: exact estimator)", "",
                         ColumnType::f64, [estimator](const Task& t) {
                           return estimator(t) == ldp::Estimator::exact ? kNaN : t.ldp.samples;
@@ -477,7 +476,7 @@ const Group& group(Method method) {
 
 }  // namespace
 
-std::string_view group_name(Method method) { return to_string(method); }
+std::string_view group_name(Method method) { return name_of(method); }
 
 const std::vector<ColumnSpec>& group_columns(Method method) { return group(method).specs; }
 

@@ -89,8 +89,8 @@ CostEstimate exact_cost(const Task& task, const model::System& system) {
     const double types = system.family.num_types();
     const double cells = std::pow(task.exact.joint_qmax + 1.0, types);
     cost.seconds += cells * kSecondsPerJointCell;
-    cost.formula += fmt::format(" + {:.3g} joint pmf cells ({} + 1)^{:g}", cells,
-                                task.exact.joint_qmax, types);
+    cost.formula +=
+        fmt::format(" + {:.3g} joint pmf cells ({} + 1)^{:g}", cells, task.exact.joint_qmax, types);
   }
   return cost;
 }

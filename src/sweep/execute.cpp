@@ -66,20 +66,6 @@ void check_shape(const Task& task, TaskOutcome& outcome) {
 
 }  // namespace
 
-std::string_view to_string(TaskStatus status) {
-  switch (status) {
-    case TaskStatus::pending:
-      return "pending";
-    case TaskStatus::done:
-      return "done";
-    case TaskStatus::failed:
-      return "failed";
-    case TaskStatus::unstable:
-      return "unstable";
-  }
-  return "unknown";
-}
-
 TaskOutcome execute(const Task& task) {
   TaskOutcome outcome;
   const auto start = std::chrono::steady_clock::now();

@@ -43,10 +43,10 @@ std::string key_where(const BlockInput& block, const std::string& where_in_file)
   std::string others;
   for (Method other : {Method::exact, Method::simulate, Method::ldp})
     if (other != block.method && find_key(entry.key, other))
-      others += fmt::format("{}{}", others.empty() ? "" : " or ", to_string(other));
+      others += fmt::format("{}{}", others.empty() ? "" : " or ", name_of(other));
   if (!others.empty())
     fail(where, fmt::format("{} does not apply to method {}; expected it only in {} blocks",
-                            key_ref(block, entry.key), to_string(block.method), others));
+                            key_ref(block, entry.key), name_of(block.method), others));
   std::vector<std::string_view> names{"method", "zip"};
   for (const auto& spec : key_specs())
     if (spec.methods & bit(block.method)) names.push_back(spec.name);
@@ -54,7 +54,7 @@ std::string key_where(const BlockInput& block, const std::string& where_in_file)
   std::string list;
   for (auto n : names) list += (list.empty() ? "" : ", ") + std::string(n);
   fail(where, fmt::format("unknown key '{}' for method {}{}; expected one of: {}", entry.key,
-                          to_string(block.method),
+                          name_of(block.method),
                           guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), list));
 }
 
@@ -401,7 +401,7 @@ class BlockExpander {
         fail(where_of("policy_d"),
              fmt::format("policy_d = {} exceeds the {} servers of the largest job type of {}; "
                          "expected at most {} (power_of_d samples among a job's servers)",
-                         t.simulate.policy_d, largest, model::to_string(t.family.kind), largest));
+                         t.simulate.policy_d, largest, qsweep::name_of(t.family.kind), largest));
     }
   }
 

@@ -13,6 +13,7 @@
 
 namespace qsweep::sweep::detail {
 
+// NOLINTNEXTLINE(bugprone-exception-escape): yaml-cpp's Node assignment is not noexcept.
 struct Entry {
   std::string key;
   YAML::Node key_node;

@@ -11,65 +11,6 @@
 namespace qsweep::sweep::detail {
 namespace {
 
-template <class E>
-struct Named {
-  E value;
-  std::string_view name;
-};
-
-constexpr Named<exact::Engine> kEngines[] = {{exact::Engine::automatic, "automatic"},
-                                             {exact::Engine::general, "general"},
-                                             {exact::Engine::symmetric, "symmetric"}};
-constexpr Named<exact::Policy> kExactPolicies[] = {
-    {exact::Policy::redundancy_coc, "redundancy_coc"},
-    {exact::Policy::redundancy_cos, "redundancy_cos"}};
-constexpr Named<sim::Policy> kSimPolicies[] = {{sim::Policy::redundancy_coc, "redundancy_coc"},
-                                               {sim::Policy::redundancy_cos, "redundancy_cos"},
-                                               {sim::Policy::jsq, "jsq"},
-                                               {sim::Policy::random, "random"},
-                                               {sim::Policy::jiq, "jiq"},
-                                               {sim::Policy::power_of_d, "power_of_d"}};
-constexpr Named<sim::ServiceKind> kServices[] = {
-    {sim::ServiceKind::exponential, "exponential"},
-    {sim::ServiceKind::deterministic, "deterministic"},
-    {sim::ServiceKind::hyperexponential, "hyperexponential"},
-    {sim::ServiceKind::empirical, "empirical"}};
-constexpr Named<ldp::Policy> kLdpPolicies[] = {
-    {ldp::Policy::jsq, "jsq"}, {ldp::Policy::jiq, "jiq"}, {ldp::Policy::power_of_d, "power_of_d"}};
-constexpr Named<ldp::Estimator> kEstimators[] = {{ldp::Estimator::exact, "exact"},
-                                                 {ldp::Estimator::monte_carlo, "monte_carlo"},
-                                                 {ldp::Estimator::importance, "importance"}};
-
-template <class E, std::size_t K>
-std::vector<std::string_view> names(const Named<E> (&table)[K]) {
-  std::vector<std::string_view> out;
-  for (const auto& entry : table) out.push_back(entry.name);
-  return out;
-}
-template <class E, std::size_t K>
-std::string_view name_in(const Named<E> (&table)[K], E value) {
-  for (const auto& entry : table)
-    if (entry.value == value) return entry.name;
-  return "unknown";
-}
-// Only called on names that parse_axis has checked against the table.
-template <class E, std::size_t K>
-E value_in(const Named<E> (&table)[K], std::string_view name) {
-  for (const auto& entry : table)
-    if (entry.name == name) return entry.value;
-  return table[0].value;
-}
-
-std::vector<std::string_view> family_names() {
-  std::vector<std::string_view> out;
-  for (int i = 0;; ++i) {
-    const auto name = model::to_string(static_cast<model::FamilyKind>(i));
-    if (name == "unknown") break;
-    out.push_back(name);
-  }
-  return out;
-}
-
 // Value accessors: parse_axis guarantees the alternative that matches the key's kind.
 std::int64_t integer(const Value& v) { return std::get<std::int64_t>(v); }
 int small_int(const Value& v) { return static_cast<int>(std::get<std::int64_t>(v)); }
@@ -210,11 +151,11 @@ std::vector<KeySpec> make_specs() {
                .methods = kSystem,
                .kind = Kind::choice,
                .help = "compatibility structure (graph family) of the job types",
-               .choices = family_names(),
+               .choices = enum_names<model::FamilyKind>(),
                .selector = true,
                .required = true,
                .apply = [](Draft& d, const Value& v) {
-                 d.task.family.kind = model::family_kind_from_string(text(v));
+                 d.task.family.kind = *parse_name<model::FamilyKind>(text(v));
                }});
   k.push_back({.name = "N",
                .methods = kSystem,
@@ -382,9 +323,9 @@ std::vector<KeySpec> make_specs() {
                .methods = kExact,
                .kind = Kind::choice,
                .help = "exact engine (default automatic: symmetric where it applies)",
-               .choices = names(kEngines),
+               .choices = enum_names<exact::Engine>(),
                .apply = [](Draft& d, const Value& v) {
-                 d.task.exact.engine = value_in(kEngines, text(v));
+                 d.task.exact.engine = *parse_name<exact::Engine>(text(v));
                }});
   k.push_back({.name = "joint_qmax",
                .methods = kExact,
@@ -407,19 +348,19 @@ std::vector<KeySpec> make_specs() {
                .kind = Kind::choice,
                .help = "exact: redundancy_coc (cancel on completion, default) or redundancy_cos "
                        "(cancel on start, the longest idle server first)",
-               .choices = names(kExactPolicies),
+               .choices = enum_names<exact::Policy>(),
                .apply = [](Draft& d, const Value& v) {
-                 d.task.exact.policy = value_in(kExactPolicies, text(v));
+                 d.task.exact.policy = *parse_name<exact::Policy>(text(v));
                }});
   // ---- simulate ----
   k.push_back({.name = "policy",
                .methods = kSimulate,
                .kind = Kind::choice,
                .help = "simulate: redundancy or dispatching policy (default redundancy_coc)",
-               .choices = names(kSimPolicies),
+               .choices = enum_names<sim::Policy>(),
                .selector = true,
                .apply = [](Draft& d, const Value& v) {
-                 d.task.simulate.policy = value_in(kSimPolicies, text(v));
+                 d.task.simulate.policy = *parse_name<sim::Policy>(text(v));
                }});
   k.push_back(
       {.name = "policy_d",
@@ -434,10 +375,10 @@ std::vector<KeySpec> make_specs() {
                .methods = kSimulate,
                .kind = Kind::choice,
                .help = "job size distribution, unit mean (default exponential)",
-               .choices = names(kServices),
+               .choices = enum_names<sim::ServiceKind>(),
                .selector = true,
                .apply = [](Draft& d, const Value& v) {
-                 d.task.simulate.service.kind = value_in(kServices, text(v));
+                 d.task.simulate.service.kind = *parse_name<sim::ServiceKind>(text(v));
                }});
   k.push_back({.name = "cv2",
                .methods = kSimulate,
@@ -544,10 +485,10 @@ std::vector<KeySpec> make_specs() {
                .methods = kLdp,
                .kind = Kind::choice,
                .help = "ldp: dispatching policy of the many-server system (default jsq)",
-               .choices = names(kLdpPolicies),
+               .choices = enum_names<ldp::Policy>(),
                .selector = true,
                .apply = [](Draft& d, const Value& v) {
-                 d.task.ldp.policy = value_in(kLdpPolicies, text(v));
+                 d.task.ldp.policy = *parse_name<ldp::Policy>(text(v));
                }});
   k.push_back(
       {.name = "policy_d",
@@ -584,10 +525,10 @@ std::vector<KeySpec> make_specs() {
        .methods = kLdp,
        .kind = Kind::choice,
        .help = "exact (lumped chain), monte_carlo or importance sampling (default importance)",
-       .choices = names(kEstimators),
+       .choices = enum_names<ldp::Estimator>(),
        .selector = true,
        .apply = [](Draft& d, const Value& v) {
-         d.task.ldp.estimator = value_in(kEstimators, text(v));
+         d.task.ldp.estimator = *parse_name<ldp::Estimator>(text(v));
        }});
   k.push_back(
       {.name = "samples",
@@ -912,13 +853,5 @@ Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node
   axis.length = axis.values.size();
   return axis;
 }
-
-std::string_view name_of(model::FamilyKind kind) { return model::to_string(kind); }
-std::string_view name_of(exact::Engine engine) { return name_in(kEngines, engine); }
-std::string_view name_of(exact::Policy policy) { return name_in(kExactPolicies, policy); }
-std::string_view name_of(sim::Policy policy) { return name_in(kSimPolicies, policy); }
-std::string_view name_of(sim::ServiceKind kind) { return name_in(kServices, kind); }
-std::string_view name_of(ldp::Policy policy) { return name_in(kLdpPolicies, policy); }
-std::string_view name_of(ldp::Estimator estimator) { return name_in(kEstimators, estimator); }
 
 }  // namespace qsweep::sweep::detail

@@ -95,13 +95,4 @@ std::uint64_t axis_length(const KeySpec& key, const YAML::Node& value, const Loc
 Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node& value,
                 const Locator& loc, std::uint64_t max_values);
 
-// Names of the enumerations used in sweep files and result columns.
-std::string_view name_of(model::FamilyKind kind);
-std::string_view name_of(exact::Engine engine);
-std::string_view name_of(exact::Policy policy);
-std::string_view name_of(sim::Policy policy);
-std::string_view name_of(sim::ServiceKind kind);
-std::string_view name_of(ldp::Policy policy);
-std::string_view name_of(ldp::Estimator estimator);
-
 }  // namespace qsweep::sweep::detail

@@ -24,14 +24,12 @@ using detail::Locator;
 
 constexpr std::string_view kTopKeys[] = {"name",        "seed",      "output",
                                          "on_unstable", "max_tasks", "blocks"};
-constexpr std::string_view kMethods[] = {"exact", "simulate", "ldp"};
 
 Method method_of(const YAML::Node& node, const Locator& loc) {
-  const std::string expected = "one of: exact, simulate, ldp";
+  const std::string expected = fmt::format("one of: {}", fmt::join(enum_names<Method>(), ", "));
   const std::string name = detail::read_string(node, loc, "method", expected);
-  for (std::size_t i = 0; i < std::size(kMethods); ++i)
-    if (name == kMethods[i]) return static_cast<Method>(i);
-  const std::string guess = closest_match(name, {std::begin(kMethods), std::end(kMethods)});
+  if (const auto method = parse_name<Method>(name)) return *method;
+  const std::string guess = closest_match(name, enum_names<Method>());
   fail(loc.at(node),
        fmt::format("unknown method '{}'{}; expected {}", name,
                    guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), expected));
@@ -181,7 +179,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
     if (block.method != Method::exact && !seed)
       fail(block.where, fmt::format("a {} block needs a seed and the file has none; expected "
                                     "seed: <integer> at the top of the file",
-                                    to_string(block.method)));
+                                    name_of(block.method)));
     planned += detail::block_grid_size(block, state.max_tasks - planned, state.max_tasks);
     plan.block_locations.push_back(block.where);
     inputs.push_back(std::move(block));
@@ -332,7 +330,7 @@ std::vector<KeyInfo> block_keys() {
     std::string methods;
     for (Method m : {Method::exact, Method::simulate, Method::ldp})
       if (spec.methods & detail::bit(m))
-        methods += (methods.empty() ? "" : ", ") + std::string(to_string(m));
+        methods += (methods.empty() ? "" : ", ") + std::string(name_of(m));
     auto same = std::find_if(keys.begin(), keys.end(),
                              [&](const KeyInfo& k) { return k.name == spec.name; });
     if (same == keys.end()) {

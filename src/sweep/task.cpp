@@ -10,7 +10,7 @@ namespace {
 std::string family_text(const Task& t) {
   const auto& f = t.family;
   const auto uses = model::family_uses(f.kind);
-  std::string s = fmt::format("{} N={}", detail::name_of(f.kind), f.N);
+  std::string s = fmt::format("{} N={}", name_of(f.kind), f.N);
   if (uses.d) s += fmt::format(" d={}", f.d);
   if (uses.eps) s += fmt::format(" eps={:g}", f.eps);
   if (uses.degree) s += fmt::format(" degree={}", f.degree);
@@ -27,18 +27,6 @@ std::string family_text(const Task& t) {
 
 }  // namespace
 
-std::string_view to_string(Method method) {
-  switch (method) {
-    case Method::exact:
-      return "exact";
-    case Method::simulate:
-      return "simulate";
-    case Method::ldp:
-      return "ldp";
-  }
-  return "unknown";
-}
-
 std::string describe(const Task& t) {
   switch (t.method) {
     case Method::exact: {
@@ -52,10 +40,10 @@ std::string describe(const Task& t) {
     }
     case Method::simulate: {
       const auto& o = t.simulate;
-      std::string policy(detail::name_of(o.policy));
+      std::string policy(name_of(o.policy));
       if (o.policy == sim::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
       if (o.longest_idle) policy += "(longest_idle)";
-      std::string service(detail::name_of(o.service.kind));
+      std::string service(name_of(o.service.kind));
       if (o.service.kind == sim::ServiceKind::hyperexponential)
         service += fmt::format("(cv2={:g})", o.service.cv2);
       return fmt::format("simulate {} {} service={} horizon={:g} replications={}", policy,
@@ -63,10 +51,10 @@ std::string describe(const Task& t) {
     }
     case Method::ldp: {
       const auto& o = t.ldp;
-      std::string policy(detail::name_of(o.policy));
+      std::string policy(name_of(o.policy));
       if (o.policy == ldp::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
       std::string text = fmt::format("ldp {} n={} j={} T={:g} lambda={:.6g} {}", policy, o.n, o.j,
-                                     o.T, o.lambda, detail::name_of(o.estimator));
+                                     o.T, o.lambda, name_of(o.estimator));
       if (o.estimator != ldp::Estimator::exact) text += fmt::format(" samples={:g}", o.samples);
       return text;
     }
@@ -77,12 +65,11 @@ std::string describe(const Task& t) {
 std::string category(const Task& t) {
   switch (t.method) {
     case Method::exact:
-      return std::string(detail::name_of(t.family.kind));
+      return std::string(name_of(t.family.kind));
     case Method::simulate:
-      return fmt::format("{} {}", detail::name_of(t.family.kind),
-                         detail::name_of(t.simulate.policy));
+      return fmt::format("{} {}", name_of(t.family.kind), name_of(t.simulate.policy));
     case Method::ldp:
-      return fmt::format("{} {}", detail::name_of(t.ldp.policy), detail::name_of(t.ldp.estimator));
+      return fmt::format("{} {}", name_of(t.ldp.policy), name_of(t.ldp.estimator));
   }
   return "unknown";
 }

@@ -17,7 +17,6 @@ class Locator {
   // "FILE:LINE:COLUMN" (1-based) of `node`, or "--flag" for every node of a flag's value.
   std::string at(const YAML::Node& node) const;
   std::string at(const YAML::Mark& mark) const;
-  bool is_flag() const { return is_flag_; }
 
  private:
   Locator(std::string name, bool is_flag) : name_(std::move(name)), is_flag_(is_flag) {}

@@ -39,7 +39,8 @@ inline model::FamilyParams singletons_full_params(int N, double eps) {
 }
 
 // Explicit family from 0-based server lists and probabilities.
-inline model::FamilyParams explicit_params(int N, const std::vector<std::pair<std::vector<int>, double>>& types) {
+inline model::FamilyParams explicit_params(
+    int N, const std::vector<std::pair<std::vector<int>, double>>& types) {
   auto p = family_params(model::FamilyKind::explicit_types, N);
   for (const auto& [servers, prob] : types) p.types.push_back({servers, prob});
   return p;
@@ -59,7 +60,9 @@ inline Result run(const model::System& system, int qmax, Engine engine = Engine:
 }
 
 // Relative difference, for positive quantities.
-inline double rel_diff(double a, double b) { return std::abs(a - b) / std::max(std::abs(a), std::abs(b)); }
+inline double rel_diff(double a, double b) {
+  return std::abs(a - b) / std::max(std::abs(a), std::abs(b));
+}
 
 // Neumaier sum, so that the reference is as accurate as the engine.
 class Sum {
@@ -77,16 +80,20 @@ class Sum {
 
 // Sums eq. (3) without C over all sequences (c_1..c_M) of types with M <= max_len.
 struct BruteForce {
-  std::vector<Sum> weight;                 // by length M
-  Sum jobs2;                    // sum of weight * M^2
-  std::vector<Sum> of_type;     // per type: sum of weight * (number of jobs of that type)
+  std::vector<Sum> weight;   // by length M
+  Sum jobs2;                 // sum of weight * M^2
+  std::vector<Sum> of_type;  // per type: sum of weight * (number of jobs of that type)
   std::map<std::vector<int>, Sum> by_counts;  // by count vector (jobs per type), if asked for
 
   BruteForce(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
              double total_rate, int max_len, bool with_counts = false)
       : weight(static_cast<std::size_t>(max_len) + 1),
         of_type(types.size()),
-        types_(types), speeds_(speeds), L_(total_rate), max_len_(max_len), with_counts_(with_counts),
+        types_(types),
+        speeds_(speeds),
+        L_(total_rate),
+        max_len_(max_len),
+        with_counts_(with_counts),
         counts_(types.size(), 0) {
     visit(0, 0, 1.0);
   }

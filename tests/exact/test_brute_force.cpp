@@ -41,7 +41,8 @@ TEST(ExactBruteForce, RatiosMatchEnumerationAtAnyStableLoad) {
       const double expected = bf.weight[static_cast<std::size_t>(q)].value();
       EXPECT_LT(rel_diff(r.pmf[static_cast<std::size_t>(q)] / r.pmf[0], expected), 1e-12)
           << "trial " << trial << " q " << q;
-      EXPECT_LT(rel_diff(r.alpha[static_cast<std::size_t>(q)], expected / std::pow(load_factor, q)), 1e-12)
+      EXPECT_LT(rel_diff(r.alpha[static_cast<std::size_t>(q)], expected / std::pow(load_factor, q)),
+                1e-12)
           << "trial " << trial << " q " << q;
     }
   }
@@ -81,8 +82,8 @@ TEST(ExactBruteForce, MomentsMatchEnumerationWithinTruncationBound) {
       tail_first += std::pow(r_dom, q);
       tail_second += (2.0 * q - 1.0) * std::pow(r_dom, q);
     }
-    const double C_bf = 1.0 / mass.value();      // = C / P(Q <= K)
-    const double EQ_bf = first.value() * C_bf;   // = E[Q | Q <= K]
+    const double C_bf = 1.0 / mass.value();     // = C / P(Q <= K)
+    const double EQ_bf = first.value() * C_bf;  // = E[Q | Q <= K]
     const double EQ2_bf = bf.jobs2.value() * C_bf;
     const double slack = 1e-13;  // rounding, on top of the truncation bounds
     EXPECT_LE(r.C, C_bf * (1 + slack)) << trial;
@@ -94,7 +95,8 @@ TEST(ExactBruteForce, MomentsMatchEnumerationWithinTruncationBound) {
     double sum_types = 0.0;
     for (std::size_t t = 0; t < types.size(); ++t) {
       const double expected = bf.of_type[t].value() * C_bf;  // E[Q_S | Q <= K]
-      EXPECT_NEAR(r.EQ_type[t], expected, tail_first + K * tail + 1e-12 * expected) << trial << " type " << t;
+      EXPECT_NEAR(r.EQ_type[t], expected, tail_first + K * tail + 1e-12 * expected)
+          << trial << " type " << t;
       sum_types += r.EQ_type[t];
     }
     // The per-type means come from the backward (adjoint) pass, E[Q] from the forward one.
@@ -103,8 +105,9 @@ TEST(ExactBruteForce, MomentsMatchEnumerationWithinTruncationBound) {
       double expected = 0.0;
       for (std::size_t t = 0; t < types.size(); ++t)
         if (types[t].servers >> n & 1u) expected += bf.of_type[t].value() * C_bf;
-      EXPECT_NEAR(r.ER_server[static_cast<std::size_t>(n)], expected,
-                  static_cast<double>(types.size()) * (tail_first + K * tail) + 1e-12 * expected + 1e-300);
+      EXPECT_NEAR(
+          r.ER_server[static_cast<std::size_t>(n)], expected,
+          static_cast<double>(types.size()) * (tail_first + K * tail) + 1e-12 * expected + 1e-300);
     }
   }
 }

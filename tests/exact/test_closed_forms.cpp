@@ -22,7 +22,8 @@ TEST(ExactClosedForms, LemmaB1UniformCompleteGraphN4) {
       for (int q = 0; q <= 40; ++q) {
         const double expected =
             C * (-4 * std::pow(2 * r / 3, q) + 0.5 * std::pow(r / 3, q) + 4.5 * std::pow(r, q));
-        EXPECT_LT(rel_diff(res.pmf[static_cast<std::size_t>(q)], expected), 1e-12) << "q " << q << " rho " << r;
+        EXPECT_LT(rel_diff(res.pmf[static_cast<std::size_t>(q)], expected), 1e-12)
+            << "q " << q << " rho " << r;
       }
     }
   }
@@ -77,7 +78,7 @@ TEST(ExactClosedForms, NearTheBoundaryTheWarnedErrorBoundsTheResult) {
       const double r = 1 - std::pow(10.0, -k);
       const Result res = run(make_system(c.params, r), 0, c.engine);
       SCOPED_TRACE(::testing::Message()
-                   << res.engine << " " << model::to_string(c.params.kind) << " k " << k);
+                   << res.engine << " " << qsweep::name_of(c.params.kind) << " k " << k);
       ASSERT_TRUE(res.stable) << res.unstable_reason;
       const double announced = announced_error(res.warning);
       EXPECT_GT(announced, 1e-9) << res.warning;
@@ -114,7 +115,8 @@ TEST(ExactClosedForms, Eq38HeterogeneousRingN4) {
     for (double r : {0.3, 0.8}) {
       const Result res = run(make_system(params, r), 30);
       const double e = eps;
-      const double C = (1 - r) * (1 - (1 - e) * r) * (1 - e * r) * (3 - 2 * r) / (3 - 2 * r + (1 - e) * e * r * r);
+      const double C = (1 - r) * (1 - (1 - e) * r) * (1 - e * r) * (3 - 2 * r) /
+                       (3 - 2 * r + (1 - e) * e * r * r);
       for (int q = 0; q <= 30; ++q) {
         const double expected =
             C * (6 * e * (1 - e) / (2 - 9 * e + 9 * e * e) * std::pow(2 * r / 3, q) +
@@ -164,7 +166,8 @@ TEST(ExactClosedForms, IndependentQueues) {
       for (int n = 0; n < N; ++n) {
         EXPECT_LT(rel_diff(res.EQ_type[static_cast<std::size_t>(n)], r / (1 - r)), 1e-13);
         EXPECT_LT(rel_diff(res.ER_server[static_cast<std::size_t>(n)], r / (1 - r)), 1e-13);
-        EXPECT_LT(rel_diff(res.ET_type[static_cast<std::size_t>(n)], 1 / (1 - r)), 1e-13);  // M/M/1 sojourn
+        // M/M/1 sojourn
+        EXPECT_LT(rel_diff(res.ET_type[static_cast<std::size_t>(n)], 1 / (1 - r)), 1e-13);
       }
     }
   }
@@ -176,14 +179,16 @@ TEST(ExactClosedForms, IndependentQueues) {
   std::vector<double> pmf{1.0};  // convolution of geometric distributions
   double C = 1, EQ = 0, Var = 0;
   for (int n = 0; n < 4; ++n) {
-    const double r = 4 * lambda * p[static_cast<std::size_t>(n)] / speeds[static_cast<std::size_t>(n)];
+    const double r =
+        4 * lambda * p[static_cast<std::size_t>(n)] / speeds[static_cast<std::size_t>(n)];
     C *= 1 - r;
     EQ += r / (1 - r);
     Var += r / ((1 - r) * (1 - r));
     EXPECT_LT(rel_diff(res.EQ_type[static_cast<std::size_t>(n)], r / (1 - r)), 1e-13);
     std::vector<double> next(26, 0.0);
     for (std::size_t q = 0; q < 26; ++q)
-      for (std::size_t j = 0; j <= q && j < pmf.size(); ++j) next[q] += pmf[j] * (1 - r) * std::pow(r, q - j);
+      for (std::size_t j = 0; j <= q && j < pmf.size(); ++j)
+        next[q] += pmf[j] * (1 - r) * std::pow(r, q - j);
     pmf = next;
   }
   EXPECT_LT(rel_diff(res.C, C), 1e-13);
@@ -223,7 +228,8 @@ TEST(ExactClosedForms, SymmetricEngineAtLargeN) {
   EXPECT_LT(rel_diff(res.EQ, N * r / (1 - r)), 1e-11);
   EXPECT_LT(rel_diff(res.VarQ, N * r / ((1 - r) * (1 - r))), 1e-10);
   for (int q = 0; q <= 40; ++q) {  // alpha_q = C(q + N - 1, q) / N^q
-    const double expected = std::exp(std::lgamma(q + N) - std::lgamma(q + 1) - std::lgamma(N) - q * std::log(N));
+    const double expected =
+        std::exp(std::lgamma(q + N) - std::lgamma(q + 1) - std::lgamma(N) - q * std::log(N));
     EXPECT_LT(rel_diff(res.alpha[static_cast<std::size_t>(q)], expected), 1e-10) << q;
   }
   EXPECT_EQ(res.type_classes.size(), 1u);
@@ -251,17 +257,17 @@ TEST(ExactClosedForms, HeavyTrafficCollapse) {
     std::vector<double> distance;
     for (double gap : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
       const Result res = run(make_system(params, 1 - gap), 0);
-      ASSERT_TRUE(res.locally_stable) << model::to_string(params.kind);
+      ASSERT_TRUE(res.locally_stable) << qsweep::name_of(params.kind);
       double worst = std::abs(res.scaled_EQ - 1);
       for (double s : res.scaled_EQ_type) worst = std::max(worst, std::abs(s - 1));
       if (!distance.empty()) {
-        EXPECT_LT(worst, distance.back()) << model::to_string(params.kind) << " gap " << gap;
+        EXPECT_LT(worst, distance.back()) << qsweep::name_of(params.kind) << " gap " << gap;
       }
       distance.push_back(worst);
     }
     const double last_decade = distance[4] / distance[5];
-    EXPECT_GT(last_decade, 9.5) << model::to_string(params.kind);
-    EXPECT_LT(last_decade, 10.5) << model::to_string(params.kind);
+    EXPECT_GT(last_decade, 9.5) << qsweep::name_of(params.kind);
+    EXPECT_LT(last_decade, 10.5) << qsweep::name_of(params.kind);
   }
   const Result res = run(make_system(family_params(FamilyKind::independent, 4), 1 - 1e-5), 0);
   EXPECT_FALSE(res.locally_stable);
@@ -295,7 +301,8 @@ TEST(ExactClosedForms, LightTrafficCoefficients) {
       double a = 0, b = 0, c = 0;
       for (const auto& [e1, p1] : edges)
         for (const auto& [e2, p2] : edges) {
-          const int shared = (e1[0] == e2[0]) + (e1[0] == e2[1]) + (e1[1] == e2[0]) + (e1[1] == e2[1]);
+          const int shared =
+              (e1[0] == e2[0]) + (e1[0] == e2[1]) + (e1[1] == e2[0]) + (e1[1] == e2[1]);
           (shared == 2 ? a : shared == 1 ? b : c) += p1 * p2;
         }
       EXPECT_LT(rel_diff(res.alpha[2], (a / 2 + b / 3 + c / 4) / 2), 1e-13);

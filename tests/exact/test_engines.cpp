@@ -10,17 +10,19 @@ namespace {
 
 using model::FamilyKind;
 
-void expect_close(const std::vector<double>& a, const std::vector<double>& b, double tol, const std::string& what) {
+void expect_close(const std::vector<double>& a, const std::vector<double>& b, double tol,
+                  const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
-  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_LT(rel_diff(a[i], b[i]), tol) << what << " [" << i << "]";
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_LT(rel_diff(a[i], b[i]), tol) << what << " [" << i << "]";
 }
 
 void expect_engines_agree(const model::FamilyParams& params, double rho, int qmax) {
   const auto system = make_system(params, rho);
   const Result general = run(system, qmax, Engine::general);
   const Result symmetric = run(system, qmax, Engine::symmetric);
-  const std::string what = fmt::format("{} N={} d={} eps={} rho={}", model::to_string(params.kind), params.N,
-                                       params.d, params.eps, rho);
+  const std::string what = fmt::format("{} N={} d={} eps={} rho={}", qsweep::name_of(params.kind),
+                                       params.N, params.d, params.eps, rho);
   ASSERT_TRUE(general.stable && symmetric.stable) << what;
   EXPECT_EQ(general.engine, "general");
   const double tol = 1e-11;
@@ -54,8 +56,10 @@ TEST(ExactEngines, GeneralAndSymmetricAgreeOnSingletonsFull) {
 
 TEST(ExactEngines, AutomaticChoice) {
   EXPECT_EQ(run(make_system(complete_params(6, 2), 0.5), 0).engine, "symmetric-complete");
-  EXPECT_EQ(run(make_system(family_params(FamilyKind::independent, 6), 0.5), 0).engine, "symmetric-complete");
-  EXPECT_EQ(run(make_system(singletons_full_params(6, 0.5), 0.5), 0).engine, "symmetric-singletons-full");
+  EXPECT_EQ(run(make_system(family_params(FamilyKind::independent, 6), 0.5), 0).engine,
+            "symmetric-complete");
+  EXPECT_EQ(run(make_system(singletons_full_params(6, 0.5), 0.5), 0).engine,
+            "symmetric-singletons-full");
   EXPECT_EQ(run(make_system(complete_params(3, 2), 0.5, {1.0, 1.0, 2.0}), 0).engine, "general");
   EXPECT_EQ(run(make_system(family_params(FamilyKind::ring, 5), 0.5), 0).engine, "general");
 }
@@ -67,7 +71,8 @@ TEST(ExactEngines, SymmetricClassesAndLargeFamilies) {
   EXPECT_EQ(res.type_classes[0].name, "singletons");
   EXPECT_EQ(res.type_classes[1].size, 5);
   ASSERT_EQ(res.EQ_type.size(), 6u);
-  for (int n = 0; n < 5; ++n) EXPECT_EQ(res.EQ_type[static_cast<std::size_t>(n)], res.type_classes[0].EQ);
+  for (int n = 0; n < 5; ++n)
+    EXPECT_EQ(res.EQ_type[static_cast<std::size_t>(n)], res.type_classes[0].EQ);
   EXPECT_EQ(res.EQ_type[5], res.type_classes[1].EQ);
   // Complete d = 3 at N = 1000 has 1.7e8 types: classes only, per server listed.
   res = run(make_system(complete_params(1000, 3), 0.9), 10);
@@ -119,7 +124,8 @@ TEST(ExactEngines, UnstableInputGivesTypedResult) {
   for (Engine engine : {Engine::general, Engine::symmetric}) {
     const Result res = run(make_system(complete_params(4, 2), 1.0), 10, engine);
     EXPECT_FALSE(res.stable);
-    EXPECT_NE(res.unstable_reason.find("servers {1,2,3,4}"), std::string::npos) << res.unstable_reason;
+    EXPECT_NE(res.unstable_reason.find("servers {1,2,3,4}"), std::string::npos)
+        << res.unstable_reason;
     EXPECT_TRUE(res.pmf.empty());
   }
   // rho = 0.6 overall, but server 1 alone gets 0.9 * 1.2 > 1.

@@ -29,7 +29,8 @@ std::size_t cell(const Result& r, const std::vector<int>& n) {
 }
 
 // Calls f(n) for every count vector of `types` entries in 0..qmax.
-void for_each_cell(std::size_t types, int qmax, const std::function<void(const std::vector<int>&)>& f) {
+void for_each_cell(std::size_t types, int qmax,
+                   const std::function<void(const std::vector<int>&)>& f) {
   std::vector<int> n(types, 0);
   while (true) {
     f(n);
@@ -93,8 +94,10 @@ TEST(ExactJoint, WedgeMatchesPaperEquations26To28) {
           expected = C * std::pow(q2 == 0 ? l1 / 2 : l2 / 2, q + q2);
         } else {  // eq. (27)
           double bracket = 0.0;
-          for (int k = 1; k <= q; ++k) bracket += binomial(q + q2 - k - 1, q2 - 1) * std::pow(1.5, k);
-          for (int k = 1; k <= q2; ++k) bracket += binomial(q + q2 - k - 1, q - 1) * std::pow(1.5, k);
+          for (int k = 1; k <= q; ++k)
+            bracket += binomial(q + q2 - k - 1, q2 - 1) * std::pow(1.5, k);
+          for (int k = 1; k <= q2; ++k)
+            bracket += binomial(q + q2 - k - 1, q - 1) * std::pow(1.5, k);
           expected = C * std::pow(l1 / 3, q) * std::pow(l2 / 3, q2) * bracket;
         }
         EXPECT_LT(rel_diff(r.joint_pmf[cell(r, {q, q2})], expected), tol)
@@ -137,7 +140,8 @@ TEST(ExactJoint, MarginalsGiveTheTotalPmf) {
       grid.add(r.joint_pmf[cell(r, n)]);
     });
     for (int q = 0; q <= M; ++q)
-      EXPECT_LT(rel_diff(by_total[static_cast<std::size_t>(q)].value(), r.pmf[static_cast<std::size_t>(q)]),
+      EXPECT_LT(rel_diff(by_total[static_cast<std::size_t>(q)].value(),
+                         r.pmf[static_cast<std::size_t>(q)]),
                 1e-12)
           << c.name << " q " << q;
     EXPECT_LT(rel_diff(r.joint_mass, grid.value()), 1e-15) << c.name;
@@ -149,8 +153,9 @@ TEST(ExactJoint, MarginalsGiveTheTotalPmf) {
   }
 }
 
-// At load 0.5 the grid 0..150 (0..90 with three types) holds all but ~1e-30 of the mass: the per-type means from the joint
-// pmf equal the engine's adjoint-pass E[Q_S] to 1e-12, and the mass is 1.
+// At load 0.5 the grid 0..150 (0..90 with three types) holds all but ~1e-30 of the mass: the
+// mass is 1 and the per-type means from the joint pmf equal the engine's E[Q_S] (adjoint pass)
+// to 1e-12.
 TEST(ExactJoint, MarginalsGiveThePerTypeMeans) {
   const int M = 150;
   for (const auto& c : marginal_cases(0.5)) {
@@ -183,7 +188,8 @@ TEST(ExactJoint, BinsAreSumsOfTheUnbinnedGrid) {
       expected[cell(binned, b)].add(fine.joint_pmf[cell(fine, n)]);
     });
     for (std::size_t i = 0; i < expected.size(); ++i)
-      EXPECT_LT(rel_diff(binned.joint_pmf[i], expected[i].value()), 1e-13) << c.name << " bin " << i;
+      EXPECT_LT(rel_diff(binned.joint_pmf[i], expected[i].value()), 1e-13)
+          << c.name << " bin " << i;
     EXPECT_LT(rel_diff(binned.joint_mass, fine.joint_mass), 1e-14) << c.name;
   }
   // One bin holding the whole grid.
@@ -211,22 +217,29 @@ TEST(ExactJoint, OffByDefaultAndValidated) {
   };
   EXPECT_EQ(problem(wedge, 10, 3), "");
   const auto ring = make_system(family_params(model::FamilyKind::ring, 4), 0.5);
-  EXPECT_EQ(problem(ring, 10, 1).rfind("joint_qmax: the joint pmf has one axis per job type and "
-                                       "family ring with N = 4 has 4 types; expected a family "
-                                       "with at most 3 job types",
-                                       0),
+  EXPECT_EQ(problem(ring, 10, 1)
+                .rfind("joint_qmax: the joint pmf has one axis per job type and "
+                       "family ring with N = 4 has 4 types; expected a family "
+                       "with at most 3 job types",
+                       0),
             0u)
       << problem(ring, 10, 1);
-  EXPECT_NE(problem(wedge, 10, 0).find("joint_bin: joint_bin = 0 is out of range"), std::string::npos);
-  EXPECT_NE(problem(wedge, 10, 12).find("joint_bin = 12 is out of range; expected 1 <= joint_bin <= "
-                                        "joint_qmax + 1 = 11"),
+  EXPECT_NE(problem(wedge, 10, 0).find("joint_bin: joint_bin = 0 is out of range"),
             std::string::npos);
-  EXPECT_NE(problem(wedge, -1, 4).find("joint_bin: joint_bin = 4 without joint_qmax"), std::string::npos);
-  EXPECT_NE(problem(wedge, -2, 1).find("joint_qmax: joint_qmax = -2 is out of range; expected -1 (off)"),
+  EXPECT_NE(problem(wedge, 10, 12)
+                .find("joint_bin = 12 is out of range; expected 1 <= joint_bin <= "
+                      "joint_qmax + 1 = 11"),
             std::string::npos);
-  EXPECT_NE(problem(wedge, 200'000, 1000).find("joint_qmax: joint_qmax = 200000 with 2 types is a grid"),
+  EXPECT_NE(problem(wedge, -1, 4).find("joint_bin: joint_bin = 4 without joint_qmax"),
             std::string::npos);
-  EXPECT_NE(problem(wedge, 9999, 1).find("joint_qmax: joint_qmax = 9999 with joint_bin = 1 gives 1e+08 bins"),
+  EXPECT_NE(
+      problem(wedge, -2, 1).find("joint_qmax: joint_qmax = -2 is out of range; expected -1 (off)"),
+      std::string::npos);
+  EXPECT_NE(
+      problem(wedge, 200'000, 1000).find("joint_qmax: joint_qmax = 200000 with 2 types is a grid"),
+      std::string::npos);
+  EXPECT_NE(problem(wedge, 9999, 1)
+                .find("joint_qmax: joint_qmax = 9999 with joint_bin = 1 gives 1e+08 bins"),
             std::string::npos);
   EXPECT_NE(problem(make_system(complete_params(100, 100), 0.5), 10, 1).find("N = 100"),
             std::string::npos);
@@ -239,7 +252,8 @@ TEST(ExactJoint, ValidateNamesTheEngineAndTheOptionAtFault) {
   general.engine = Engine::general;
   const Validation big = validate(complete, general);
   EXPECT_EQ(big.option, "N");
-  EXPECT_NE(big.problem.find("N = 40 is too large for the general exact engine"), std::string::npos);
+  EXPECT_NE(big.problem.find("N = 40 is too large for the general exact engine"),
+            std::string::npos);
   const auto ring = make_system(family_params(model::FamilyKind::ring, 6), 0.5);
   EXPECT_EQ(validate(ring, Options{}).engine, Engine::general);
   Options symmetric;

@@ -51,7 +51,7 @@ done
 # launched LOG WHAT: LOG shows the launch by WHAT (srun or mpirun) on 3 ranks.
 launched() {
   case $2 in
-    srun) grep -qF "launcher: srun --mpi=$SRUN_PLUGIN (3 ranks)" "$1" ;;
+    srun) grep -qF "launcher: srun --mpi=$SRUN_PLUGIN --wait=120 (3 ranks)" "$1" ;;
     mpirun) grep -F "launcher: $JOB_MPIRUN" "$1" | grep -qF "(3 ranks)" ;;
   esac
 }

@@ -26,7 +26,7 @@ struct ControlProblem {
   int intervals = 6;
   int substeps = 10;
 
-  int controls() const { return j; }  // phi_0 .. phi_{j-1}
+  int controls() const { return j; }                            // phi_0 .. phi_{j-1}
   int variables() const { return intervals * controls() + 1; }  // log-controls, then rho
 
   // The horizon tau = T exp(-rho^2) <= T: smooth, and rho = 0 (tau = T) is an ordinary point.
@@ -153,7 +153,8 @@ struct ControlProblem {
       }
       for (std::size_t i = 0; i < dim; ++i)
         for (std::size_t k = 0; k < dim; ++k)
-          H[i * dim + k] += (sy + yHy) * s[i] * s[k] / (sy * sy) - (Hy[i] * s[k] + s[i] * Hy[k]) / sy;
+          H[i * dim + k] +=
+              (sy + yHy) * s[i] * s[k] / (sy * sy) - (Hy[i] * s[k] + s[i] * Hy[k]) / sy;
     }
     return value;
   }

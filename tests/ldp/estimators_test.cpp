@@ -46,9 +46,9 @@ TEST(Estimators, MonteCarloAgreesWithExactChain) {
     double T, lambda;
   };
   const Case cases[] = {
-      {Policy::jsq, 1, 8, 3, 1.0, 1.0},        {Policy::jsq, 1, 20, 3, 3.0, 0.8},
-      {Policy::jsq, 1, 1, 4, 2.0, 1.0},        {Policy::jiq, 1, 6, 4, 2.0, 1.1},
-      {Policy::jiq, 1, 30, 3, 1.0, 0.9},       {Policy::power_of_d, 2, 10, 3, 1.0, 0.9},
+      {Policy::jsq, 1, 8, 3, 1.0, 1.0},         {Policy::jsq, 1, 20, 3, 3.0, 0.8},
+      {Policy::jsq, 1, 1, 4, 2.0, 1.0},         {Policy::jiq, 1, 6, 4, 2.0, 1.1},
+      {Policy::jiq, 1, 30, 3, 1.0, 0.9},        {Policy::power_of_d, 2, 10, 3, 1.0, 0.9},
       {Policy::power_of_d, 3, 12, 4, 2.0, 1.2},
   };
   std::uint64_t task = 0;
@@ -59,8 +59,9 @@ TEST(Estimators, MonteCarloAgreesWithExactChain) {
     const Result mc = qsweep::ldp::estimate(o, 2024, task++);
     const double exact = exact_probability(o);
     const double se = std::sqrt(exact * (1 - exact) / mc.samples);
-    SCOPED_TRACE(::testing::Message() << "policy " << static_cast<int>(c.policy) << " n " << c.n << " j " << c.j
-                                      << " T " << c.T << " lambda " << c.lambda << " exact " << exact);
+    SCOPED_TRACE(::testing::Message()
+                 << "policy " << static_cast<int>(c.policy) << " n " << c.n << " j " << c.j << " T "
+                 << c.T << " lambda " << c.lambda << " exact " << exact);
     EXPECT_GT(exact, 1e-3);  // else 40000 paths say little
     EXPECT_NEAR(mc.probability, exact, 4 * se);
     EXPECT_EQ(mc.samples, 40000);
@@ -78,8 +79,8 @@ TEST(Estimators, ImportanceSamplingAgreesWithExactChainDownTo1e34) {
   };
   const Case cases[] = {
       {300, 3, 1.0, 1.0},  // p ~ 5e-34
-      {150, 3, 2.0, 0.9},  {200, 3, 1.0, 1.3}, {80, 4, 3.0, 1.0},
-      {250, 3, 5.0, 0.7},  // T beyond c / (1 - lambda): the path finishes early
+      {150, 3, 2.0, 0.9}, {200, 3, 1.0, 1.3},
+      {80, 4, 3.0, 1.0},  {250, 3, 5.0, 0.7},  // T beyond c / (1 - lambda): the path finishes early
       {40, 2, 1.0, 0.8},
   };
   std::uint64_t task = 100;
@@ -89,11 +90,12 @@ TEST(Estimators, ImportanceSamplingAgreesWithExactChainDownTo1e34) {
     o.target_rel_error = 0.02;
     const Result is = qsweep::ldp::estimate(o, 7, task++);
     const double exact = exact_probability(o);
-    SCOPED_TRACE(::testing::Message() << "n " << c.n << " j " << c.j << " T " << c.T << " lambda " << c.lambda
-                                      << " exact " << exact);
+    SCOPED_TRACE(::testing::Message() << "n " << c.n << " j " << c.j << " T " << c.T << " lambda "
+                                      << c.lambda << " exact " << exact);
     EXPECT_LE(is.relative_error, 0.02);
     EXPECT_NEAR(is.probability, exact, 4 * is.relative_error * is.probability);
-    EXPECT_NEAR(is.log_rate, std::log(exact) / static_cast<double>(c.n), 4 * is.relative_error / static_cast<double>(c.n));
+    EXPECT_NEAR(is.log_rate, std::log(exact) / static_cast<double>(c.n),
+                4 * is.relative_error / static_cast<double>(c.n));
     EXPECT_LE(is.ci_low, exact * 1.0001);  // the 95% interval, here holding at each case
     EXPECT_GE(is.ci_high, exact * 0.9999);
     EXPECT_DOUBLE_EQ(is.tilt, qsweep::ldp::optimal_tilt(c.j, c.T, c.lambda));

@@ -74,7 +74,8 @@ double brute_force(Policy policy, int d, int n, int j, double T, double lambda,
   const std::size_t absorbing = states.size();
   Matrix generator(absorbing + 1, std::vector<long double>(absorbing + 1, 0.0L));
   auto add = [&](std::size_t from, std::vector<int> to, long double rate) {
-    const std::size_t target = *std::max_element(to.begin(), to.end()) >= j ? absorbing : index.at(to);
+    const std::size_t target =
+        *std::max_element(to.begin(), to.end()) >= j ? absorbing : index.at(to);
     generator[from][target] += rate;
     generator[from][from] -= rate;
   };
@@ -94,7 +95,8 @@ double brute_force(Policy policy, int d, int n, int j, double T, double lambda,
       std::vector<int> ties;
       for (int i : members)
         if (q[static_cast<std::size_t>(i)] == best) ties.push_back(i);
-      for (int i : ties) route[static_cast<std::size_t>(i)] += weight / static_cast<long double>(ties.size());
+      for (int i : ties)
+        route[static_cast<std::size_t>(i)] += weight / static_cast<long double>(ties.size());
     };
     std::vector<int> all(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
@@ -105,7 +107,8 @@ double brute_force(Policy policy, int d, int n, int j, double T, double lambda,
       for (int i : all)
         if (q[static_cast<std::size_t>(i)] == 0) idle.push_back(i);
       for (int i : idle.empty() ? all : idle)
-        route[static_cast<std::size_t>(i)] += 1.0L / static_cast<long double>(idle.empty() ? n : static_cast<int>(idle.size()));
+        route[static_cast<std::size_t>(i)] +=
+            1.0L / static_cast<long double>(idle.empty() ? n : static_cast<int>(idle.size()));
     } else {
       std::vector<std::vector<int>> subsets;
       for (unsigned mask = 0; mask < (1u << n); ++mask)
@@ -115,7 +118,8 @@ double brute_force(Policy policy, int d, int n, int j, double T, double lambda,
             if (mask >> i & 1u) members.push_back(i);
           subsets.push_back(members);
         }
-      for (const auto& members : subsets) shortest_uniform(members, 1.0L / static_cast<long double>(subsets.size()));
+      for (const auto& members : subsets)
+        shortest_uniform(members, 1.0L / static_cast<long double>(subsets.size()));
     }
     for (int i = 0; i < n; ++i)
       if (route[static_cast<std::size_t>(i)] > 0) {
@@ -159,9 +163,9 @@ TEST(ExactChain, MatchesBruteForceOverQueueVectors) {
     o.policy_d = c.d;
     const auto result = qsweep::ldp::estimate(o, 0, 0);
     const double truth = brute_force(c.policy, c.d, c.n, c.j, c.T, c.lambda);
-    SCOPED_TRACE(::testing::Message() << "policy " << static_cast<int>(c.policy) << " d " << c.d
-                                      << " n " << c.n << " j " << c.j << " T " << c.T
-                                      << " lambda " << c.lambda);
+    SCOPED_TRACE(::testing::Message()
+                 << "policy " << static_cast<int>(c.policy) << " d " << c.d << " n " << c.n << " j "
+                 << c.j << " T " << c.T << " lambda " << c.lambda);
     EXPECT_NEAR(result.probability, truth, 1e-11 * truth);
     EXPECT_LE(result.ci_low, truth * (1 + 1e-13));
     EXPECT_GE(result.ci_high, truth * (1 - 1e-13));
@@ -234,7 +238,8 @@ TEST(ExactChain, ApproachesTheDecayRateLikeHalfLogNOverN) {
   const std::int64_t sizes[3] = {100, 200, 400};
   double previous_gap = INFINITY;
   for (int row = 0; row < 3; ++row) {
-    const auto result = qsweep::ldp::estimate(exact_options(Policy::jsq, sizes[row], 3, 1.0, 1.0), 0, 0);
+    const auto result =
+        qsweep::ldp::estimate(exact_options(Policy::jsq, sizes[row], 3, 1.0, 1.0), 0, 0);
     const double n = static_cast<double>(sizes[row]);
     EXPECT_DOUBLE_EQ(result.theory_rate, rate);
     const double gap = -result.log_rate - rate;
@@ -254,7 +259,7 @@ TEST(ExactChain, ApproachesTheDecayRateLikeHalfLogNOverN) {
       }
   const double fitted_rate = A[0][3] / A[0][0];
   const double fitted_log_coefficient = A[1][3] / A[1][1];
-  EXPECT_NEAR(fitted_rate, rate, 3e-4);  // 9e-5 measured
+  EXPECT_NEAR(fitted_rate, rate, 3e-4);           // 9e-5 measured
   EXPECT_NEAR(fitted_log_coefficient, 0.5, 0.1);  // 0.46 measured
 }
 

@@ -1,4 +1,6 @@
 // The occupancy-vector simulator: state bookkeeping, routing distributions, and the fluid limit.
+#include "qsweep/ldp/occupancy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "qsweep/common/error.hpp"
-#include "qsweep/ldp/occupancy.hpp"
 #include "qsweep/ldp/theory.hpp"
 
 namespace {
@@ -31,7 +32,11 @@ TEST(Occupancy, BookkeepingStaysConsistent) {
         const int length = sim.arrive(rng);
         auto after = counts_of(sim);
         after.resize(std::max(after.size(), before.size()), 0);
-        ASSERT_EQ(after[static_cast<std::size_t>(length)], (static_cast<std::size_t>(length) < before.size() ? before[static_cast<std::size_t>(length)] : 0) + 1);
+        ASSERT_EQ(after[static_cast<std::size_t>(length)],
+                  (static_cast<std::size_t>(length) < before.size()
+                       ? before[static_cast<std::size_t>(length)]
+                       : 0) +
+                      1);
         int shortest = 0;
         while (before[static_cast<std::size_t>(shortest)] == 0) ++shortest;
         if (policy == Policy::jsq) {
@@ -64,7 +69,8 @@ TEST(Occupancy, BookkeepingStaysConsistent) {
 }
 
 // Frequencies of the length joined by one arrival from a fixed occupancy.
-std::vector<double> joined_lengths(Policy policy, int d, const std::vector<std::int64_t>& counts, int draws) {
+std::vector<double> joined_lengths(Policy policy, int d, const std::vector<std::int64_t>& counts,
+                                   int draws) {
   const std::int64_t n = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
   const OccupancySimulator start(policy, d, n, 1.0, counts);
   std::vector<double> frequency(counts.size(), 0.0);
@@ -82,7 +88,9 @@ TEST(Occupancy, RoutingDistributions) {
   const int draws = 200000;
   auto check = [&](const std::vector<double>& observed, const std::vector<double>& expected) {
     for (std::size_t k = 0; k < expected.size(); ++k)
-      EXPECT_NEAR(observed[k], expected[k], 5 * std::sqrt(expected[k] * (1 - expected[k]) / draws) + 1e-12) << "length " << k;
+      EXPECT_NEAR(observed[k], expected[k],
+                  5 * std::sqrt(expected[k] * (1 - expected[k]) / draws) + 1e-12)
+          << "length " << k;
   };
   const std::vector<std::int64_t> no_idle{0, 6, 3, 1};  // n = 10
   // jiq without idle queues: uniform over all queues
@@ -96,7 +104,8 @@ TEST(Occupancy, RoutingDistributions) {
         {1 - 120.0 / 220, (120.0 - 4) / 220, 4.0 / 220, 0.0});
   // d = n is jsq, d = 1 is uniform routing
   check(joined_lengths(Policy::power_of_d, 12, some_idle, draws), {1.0, 0.0, 0.0, 0.0});
-  check(joined_lengths(Policy::power_of_d, 1, some_idle, draws), {2.0 / 12, 6.0 / 12, 3.0 / 12, 1.0 / 12});
+  check(joined_lengths(Policy::power_of_d, 1, some_idle, draws),
+        {2.0 / 12, 6.0 / 12, 3.0 / 12, 1.0 / 12});
 }
 
 TEST(Occupancy, RunForStopsAtTheLevel) {
@@ -132,8 +141,9 @@ TEST(Occupancy, MeanOccupancyFollowsTheFluidLimit) {
   };
   const std::int64_t n = 1'000'000;
   const std::vector<double> times{0.5, 1.0, 2.0};
-  for (const Case& c : {Case{Policy::jsq, 1, 0.7}, Case{Policy::jsq, 1, 1.3}, Case{Policy::jsq, 1, 1.0},
-                        Case{Policy::jiq, 1, 1.3}, Case{Policy::power_of_d, 2, 0.9}}) {
+  for (const Case& c :
+       {Case{Policy::jsq, 1, 0.7}, Case{Policy::jsq, 1, 1.3}, Case{Policy::jsq, 1, 1.0},
+        Case{Policy::jiq, 1, 1.3}, Case{Policy::power_of_d, 2, 0.9}}) {
     const auto fluid = qsweep::ldp::fluid_trajectory(c.policy, c.d, c.lambda, {1.0}, times);
     OccupancySimulator sim(c.policy, c.d, n, c.lambda);
     Rng rng(11, static_cast<std::uint64_t>(c.policy), 0);
@@ -141,9 +151,12 @@ TEST(Occupancy, MeanOccupancyFollowsTheFluidLimit) {
       ASSERT_FALSE(sim.run_for(times[k] - (k == 0 ? 0.0 : times[k - 1]), 1000, rng));
       const double tolerance = 5 * std::sqrt((1 + c.lambda) * times[k] / static_cast<double>(n));
       for (int i = 1; i <= 4; ++i) {
-        const double x = static_cast<std::size_t>(i) <= fluid[k].size() ? fluid[k][static_cast<std::size_t>(i) - 1] : 0.0;
+        const double x = static_cast<std::size_t>(i) <= fluid[k].size()
+                             ? fluid[k][static_cast<std::size_t>(i) - 1]
+                             : 0.0;
         EXPECT_NEAR(sim.fraction_at_least(i), x, tolerance)
-            << "policy " << static_cast<int>(c.policy) << " lambda " << c.lambda << " t " << times[k] << " i " << i;
+            << "policy " << static_cast<int>(c.policy) << " lambda " << c.lambda << " t "
+            << times[k] << " i " << i;
       }
     }
   }

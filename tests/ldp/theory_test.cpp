@@ -1,4 +1,6 @@
 // Rate formulas and the fluid limit against closed forms and direct minimisations.
+#include "qsweep/ldp/theory.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/ldp/poisson.hpp"
-#include "qsweep/ldp/theory.hpp"
 
 namespace {
 
@@ -56,10 +57,12 @@ TEST(Theory, FixedLambdaRegimes) {
   EXPECT_DOUBLE_EQ(decay_rate_fixed_lambda(4, 2.0, 1.0), decay_rate(4, 2.0));
   // lambda < 1: continuous at T = c / (1 - lambda), constant c log(1 / lambda) beyond
   const double lambda = 0.75, c = 2, boundary = c / (1 - lambda);
-  EXPECT_NEAR(decay_rate_fixed_lambda(4, boundary * (1 - 1e-9), lambda), c * std::log(1 / lambda), 1e-8);
+  EXPECT_NEAR(decay_rate_fixed_lambda(4, boundary * (1 - 1e-9), lambda), c * std::log(1 / lambda),
+              1e-8);
   EXPECT_DOUBLE_EQ(decay_rate_fixed_lambda(4, 3 * boundary, lambda), c * std::log(1 / lambda));
   // ... and below it the rate falls as T grows
-  EXPECT_GT(decay_rate_fixed_lambda(4, 0.5 * boundary, lambda), decay_rate_fixed_lambda(4, 0.9 * boundary, lambda));
+  EXPECT_GT(decay_rate_fixed_lambda(4, 0.5 * boundary, lambda),
+            decay_rate_fixed_lambda(4, 0.9 * boundary, lambda));
   // lambda > 1: zero once the fluid gets there by itself, continuous at T = c / (lambda - 1)
   EXPECT_EQ(decay_rate_fixed_lambda(4, 10.0, 1.5), 0.0);
   EXPECT_NEAR(decay_rate_fixed_lambda(4, 4.0 * (1 - 1e-6), 1.5), 0.0, 1e-10);
@@ -88,7 +91,8 @@ TEST(Fluid, JsqClosedForms) {
   // lambda < 1: idle queues appear at once, X_1 = lambda + (1 - lambda) e^-t.
   rows = fluid_trajectory(Policy::jsq, 2, 0.6, {1.0}, {0.25, 1.0, 4.0});
   const double times[] = {0.25, 1.0, 4.0};
-  for (int k = 0; k < 3; ++k) EXPECT_NEAR(rows[static_cast<std::size_t>(k)][0], 0.6 + 0.4 * std::exp(-times[k]), 1e-9);
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(rows[static_cast<std::size_t>(k)][0], 0.6 + 0.4 * std::exp(-times[k]), 1e-9);
   // lambda > 1: on the face X_1 = 1, X_2 = (lambda - 1) t until it reaches 1, then X_3 grows.
   rows = fluid_trajectory(Policy::jsq, 2, 1.25, {1.0}, {1.0, 3.0, 6.0});
   EXPECT_NEAR(rows[0][1], 0.25, 1e-9);
@@ -104,7 +108,8 @@ TEST(Fluid, PowerOfDReachesTheMeanFieldFixedPoint) {
     const auto rows = fluid_trajectory(Policy::power_of_d, d, lambda, {1.0, 0.5}, {400.0}, 0.01);
     for (int i = 1; i <= 4; ++i) {
       const double expected = std::pow(lambda, (std::pow(d, i) - 1) / (d - 1));
-      EXPECT_NEAR(rows[0][static_cast<std::size_t>(i) - 1], expected, 1e-8) << "d " << d << " i " << i;
+      EXPECT_NEAR(rows[0][static_cast<std::size_t>(i) - 1], expected, 1e-8)
+          << "d " << d << " i " << i;
     }
   }
 }
@@ -127,15 +132,18 @@ TEST(Poisson, TailMatchesDirectSummation) {
       // log of sum_{i >= k} e^-mu mu^i / i! by log-sum-exp over enough terms
       long double high = -INFINITY;
       std::vector<long double> terms;
-      for (std::int64_t i = k; i < k + 200 + static_cast<std::int64_t>(20 * std::sqrt(mu) + mu); ++i) {
-        const long double term = -mu + i * std::log(static_cast<long double>(mu)) - std::lgamma(static_cast<long double>(i) + 1);
+      for (std::int64_t i = k; i < k + 200 + static_cast<std::int64_t>(20 * std::sqrt(mu) + mu);
+           ++i) {
+        const long double term = -mu + i * std::log(static_cast<long double>(mu)) -
+                                 std::lgamma(static_cast<long double>(i) + 1);
         terms.push_back(term);
         high = std::max(high, term);
       }
       long double sum = 0;
       for (long double term : terms) sum += std::exp(term - high);
       const double direct = static_cast<double>(high + std::log(sum));
-      EXPECT_NEAR(log_poisson_tail(k, mu), std::min(direct, 0.0), 1e-10 * std::max(1.0, std::fabs(direct)))
+      EXPECT_NEAR(log_poisson_tail(k, mu), std::min(direct, 0.0),
+                  1e-10 * std::max(1.0, std::fabs(direct)))
           << "mu " << mu << " k " << k;
       EXPECT_GE(log_poisson_tail_bound(k, mu), log_poisson_tail(k, mu) - 1e-12);
     }
@@ -159,9 +167,11 @@ TEST(Poisson, SamplerMatchesThePmf) {
     const auto low = static_cast<std::int64_t>(std::max(0.0, std::floor(mu - 3 * std::sqrt(mu))));
     const auto high = static_cast<std::int64_t>(std::ceil(mu + 3 * std::sqrt(mu)));
     for (std::int64_t k = low; k <= high; ++k) {
-      const double pmf = std::exp(-mu + static_cast<double>(k) * std::log(mu) - std::lgamma(static_cast<double>(k) + 1));
+      const double pmf = std::exp(-mu + static_cast<double>(k) * std::log(mu) -
+                                  std::lgamma(static_cast<double>(k) + 1));
       const double observed = histogram.count(k) ? histogram[k] / static_cast<double>(draws) : 0.0;
-      EXPECT_NEAR(observed, pmf, 5 * std::sqrt(pmf * (1 - pmf) / draws) + 1e-9) << "mu " << mu << " k " << k;
+      EXPECT_NEAR(observed, pmf, 5 * std::sqrt(pmf * (1 - pmf) / draws) + 1e-9)
+          << "mu " << mu << " k " << k;
     }
   }
 }

@@ -55,7 +55,8 @@ Family random_explicit(Rng& rng, int N) {
     ExplicitType type;
     for (int n = 0; n < N; ++n)
       if (rng.uniform() < 0.4) type.servers.push_back(n);
-    if (type.servers.empty()) type.servers.push_back(static_cast<int>(rng.below(static_cast<std::uint64_t>(N))));
+    if (type.servers.empty())
+      type.servers.push_back(static_cast<int>(rng.below(static_cast<std::uint64_t>(N))));
     type.p = 0.1 + rng.uniform();
     total += type.p;
     p.types.push_back(type);
@@ -116,7 +117,9 @@ TEST(Stability, SizeSymmetricFamiliesAgreeWithEnumeration) {
     FamilyParams p;
     p.N = N;
     switch (trial % 3) {
-      case 0: p.kind = FamilyKind::independent; break;
+      case 0:
+        p.kind = FamilyKind::independent;
+        break;
       case 1:
         p.kind = FamilyKind::complete;
         p.d = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(N)));
@@ -135,7 +138,7 @@ TEST(Stability, SizeSymmetricFamiliesAgreeWithEnumeration) {
               brute_force(f, speeds, sys.total_arrival_rate(), false).min_slack > 1e-9);
     EXPECT_EQ(check_local_stability(f, speeds).ok,
               brute_force(f, speeds, mean * N, true).min_slack > 1e-9)
-        << to_string(p.kind) << " N=" << N;
+        << name_of(p.kind) << " N=" << N;
   }
 }
 
@@ -214,7 +217,7 @@ TEST(Stability, DecidedExactlyAtTheBoundary) {
   for (const FamilyParams& params : families) {
     const Family family(params);
     SCOPED_TRACE(::testing::Message()
-                 << to_string(params.kind) << " N=" << params.N << " eps=" << params.eps);
+                 << name_of(params.kind) << " N=" << params.N << " eps=" << params.eps);
     for (int k : {12, 13, 14, 15}) {
       const auto report = check_stability(System(family, {}, 1.0 - std::pow(10.0, -k)));
       EXPECT_TRUE(report.ok) << "k = " << k << ": " << report.describe();
@@ -319,7 +322,7 @@ TEST(Stability, NearTheCriticalLoadAgreesWithLongDoubleEnumeration) {
         if ((m & ~U) == 0) mass += prob;
       if (mass > 0) critical = std::min(critical, mu / (N * mass));
     }
-    SCOPED_TRACE(::testing::Message() << "trial " << trial << " " << to_string(p.kind) << " N=" << N
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " " << name_of(p.kind) << " N=" << N
                                       << " critical " << static_cast<double>(critical));
     const auto below = static_cast<double>(critical * (1 - 3e-15L));
     const auto above = static_cast<double>(critical * (1 + 3e-15L));

@@ -20,7 +20,8 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 cluster=$WORK/cluster
 netns_slurm_start "$cluster" 2 || { netns_slurm_logs "$cluster"; fail "the 2-node SLURM did not start"; }
-trap 'rc=$?; [ $rc -eq 0 ] || netns_slurm_logs "$cluster"; stop_releasing; end_jobs; hosts_destroy; rm -rf "$WORK"; exit $rc' EXIT
+# After a failure: the cluster's logs and the jobs' own output (a rank's crash shows there).
+trap 'rc=$?; if [ $rc -ne 0 ]; then netns_slurm_logs "$cluster"; tail -n 60 "$WORK"/*.log 2>/dev/null; fi; stop_releasing; end_jobs; hosts_destroy; rm -rf "$WORK"; exit $rc' EXIT
 slurm() { on_host 1 "$@"; }  # client commands reach slurmctld from a host
 job_field() {  # field $2 (JobState, ExitCode, NodeList) of job $1
   slurm scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
@@ -63,9 +64,9 @@ for run in srun mpirun auto; do
   "$PYTHON" -c "import sys, h5py; f = h5py.File('$run.h5', 'r'); sys.exit(int(f.attrs['mpi_ranks']) != 4)" ||
     fail "$run.h5 was not written by 4 ranks"
 done
-grep -q 'launcher: srun --mpi=pmix (4 ranks)' srun.log || fail "srun.log does not show the srun launch"
+grep -q 'launcher: srun --mpi=pmix --wait=120 (4 ranks)' srun.log || fail "srun.log does not show the srun launch"
 grep -q 'launcher: mpirun (4 ranks)' mpirun.log || fail "mpirun.log does not show the mpirun launch"
-grep -q 'launcher: srun --mpi=pmix (4 ranks)' auto.log || fail "auto.log: srun works here but was not chosen"
+grep -q 'launcher: srun --mpi=pmix --wait=120 (4 ranks)' auto.log || fail "auto.log: srun works here but was not chosen"
 
 # The walltime warning on 2 nodes, through mpirun. Every task is held; once each of the 4 ranks
 # holds one, the ranks are where SLURM put them: 2 on each node.

@@ -1,6 +1,7 @@
 // Progress lines: formatting, plain lines at an interval, in-place redraw on a terminal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -83,6 +84,50 @@ TEST(Progress, TerminalRedrawsOneLine) {
             "\rqsweep: 5/10 tasks (50.0%), 0 failed, 5 tasks/s, ETA 1s\x1b[K"
             "\r\x1b[Kqsweep: task 3 failed: boom\n"
             "\r\x1b[Kqsweep: 10/10 tasks (100.0%), 0 failed, 5 tasks/s, ETA 0s\n");
+}
+
+// The default interval also prints at 2, 5, 10 and 20 s, then every interval after the last
+// line; an update late past several early times prints one line, not one per time passed.
+TEST(Progress, EarlyLinesThenTheInterval) {
+  Capture out;
+  const auto start = Progress::Clock::now();
+  Progress progress(out.file(), false, 30.0, 100.0, start, true);
+  const ProgressCounts counts{10, 1, 0, 0};
+  int lines = 0;
+  auto printed_at = [&](std::chrono::milliseconds t) {
+    progress.update(counts, 1, 10.0, start + t);
+    const std::string text = out.text();
+    const int now = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+    const bool printed = now > lines;
+    lines = now;
+    return printed;
+  };
+  EXPECT_FALSE(printed_at(1900ms));
+  EXPECT_TRUE(printed_at(2000ms));
+  EXPECT_FALSE(printed_at(4000ms));
+  EXPECT_TRUE(printed_at(5000ms));
+  EXPECT_TRUE(printed_at(25000ms));  // past 10 and 20 s: one line
+  EXPECT_FALSE(printed_at(30000ms));
+  EXPECT_FALSE(printed_at(54000ms));
+  EXPECT_TRUE(printed_at(55000ms));  // 30 s after the last line
+  EXPECT_FALSE(printed_at(60000ms));
+}
+
+// TERM=dumb (Emacs shells, some CI consoles) cannot erase a line: plain lines instead of a redraw.
+TEST(ProgressInPlace, NeedsATerminalThatCanEraseAndNoLauncher) {
+  auto env = [](const char* term, bool launcher) {
+    return [term, launcher](const char* name) -> const char* {
+      if (std::string(name) == "TERM") return term;
+      if (launcher && std::string(name) == "OMPI_COMM_WORLD_SIZE") return "2";
+      return nullptr;
+    };
+  };
+  EXPECT_TRUE(progress_in_place(true, env("xterm-256color", false)));
+  EXPECT_FALSE(progress_in_place(true, env("dumb", false)));
+  EXPECT_FALSE(progress_in_place(true, env(nullptr, false)));
+  EXPECT_FALSE(progress_in_place(true, env("", false)));
+  EXPECT_FALSE(progress_in_place(true, env("xterm", true)));
+  EXPECT_FALSE(progress_in_place(false, env("xterm", false)));
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ std::vector<Instance> random_instances(int count, std::uint64_t seed) {
     for (int n = 0; n < N; ++n) speeds.push_back(0.5 + 1.5 * rng.uniform());
     const double load = 0.3 + 0.65 * rng.uniform();  // fraction of the stability limit
     const double lambda = load * stability_limit(*family, speeds);
-    const std::string label = std::string(model::to_string(family->kind())) +
+    const std::string label = std::string(qsweep::name_of(family->kind())) +
                               " N=" + std::to_string(N) + " load=" + std::to_string(load);
     instances.push_back({model::System(std::move(*family), speeds, lambda), label});
   }

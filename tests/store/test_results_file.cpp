@@ -165,7 +165,7 @@ TEST_F(ResultsFileTest, CreateSizesEverythingAndStartsPending) {
     const std::vector<std::string> methods = raw_text(file.id, "/tasks/method");
     for (std::size_t i = 0; i < n; ++i) {
       EXPECT_EQ(ids[i], static_cast<std::int64_t>(i));
-      EXPECT_EQ(methods[i], std::string(sweep::to_string(plan.tasks[i].method)));
+      EXPECT_EQ(methods[i], std::string(qsweep::name_of(plan.tasks[i].method)));
     }
 
     // Parameters are in place before any task runs; results are NaN.
@@ -454,7 +454,7 @@ TEST_F(ResultsFileTest, TablesReadInPiecesEqualTheDatasets) {
             const auto status =
                 static_cast<sweep::TaskStatus>(statuses.at(static_cast<std::size_t>(task_id[row])));
             EXPECT_EQ(std::get<std::vector<std::string>>(column.values)[i],
-                      sweep::to_string(status));
+                      qsweep::name_of(status));
           }
         }
       }

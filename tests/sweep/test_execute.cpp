@@ -39,7 +39,7 @@ TEST(Columns, SchemaIsWellFormed) {
     const auto& columns = group_columns(m);
     ASSERT_FALSE(columns.empty());
     EXPECT_EQ(columns.front().name, "task_id");
-    EXPECT_EQ(group_name(m), to_string(m));
+    EXPECT_EQ(group_name(m), name_of(m));
     std::set<std::string> names;
     for (const auto& c : columns) {
       EXPECT_TRUE(names.insert(c.name).second) << c.name;

@@ -35,7 +35,8 @@ constexpr bool kSanitizedAllocator = true;
 #else
 constexpr bool kSanitizedAllocator = false;
 #endif
-constexpr const char* kSanitizedReason = "resident sizes under AddressSanitizer are the sanitizer's";
+constexpr const char* kSanitizedReason =
+    "resident sizes under AddressSanitizer are the sanitizer's";
 
 // "Key:  123 kB" of /proc/self/status in bytes.
 double status_bytes(const std::string& key) {

@@ -460,16 +460,18 @@ blocks:
   EXPECT_EQ(plan.tasks[1].exact.joint_qmax, 99);
   EXPECT_EQ(plan.tasks[1].exact.joint_bin, 5);
   EXPECT_EQ(parse(wedge).tasks[0].exact.joint_qmax, -1);  // off by default
-  EXPECT_EQ(error_of(wedge + "    joint_qmax: [10, 2000]\n").rfind("test.yaml:8:22: joint_qmax = 2000 "
-                                                                  "with joint_bin = 1 gives 4e+06 bins",
-                                                                  0),
+  EXPECT_EQ(error_of(wedge + "    joint_qmax: [10, 2000]\n")
+                .rfind("test.yaml:8:22: joint_qmax = 2000 "
+                       "with joint_bin = 1 gives 4e+06 bins",
+                       0),
             0u)
       << error_of(wedge + "    joint_qmax: [10, 2000]\n");
   EXPECT_EQ(error_of(wedge + "    joint_qmax: 10\n    joint_bin: 12\n")
                 .rfind("test.yaml:9:16: joint_bin = 12 is out of range (", 0),
             0u);
-  const std::string ring = "name: r\nblocks:\n  - {method: exact, family: ring, N: [3, 4], "
-                           "lambda: 0.5, joint_qmax: 7}\n";
+  const std::string ring =
+      "name: r\nblocks:\n  - {method: exact, family: ring, N: [3, 4], "
+      "lambda: 0.5, joint_qmax: 7}\n";
   const std::string message = error_of(ring);
   EXPECT_EQ(message.rfind("test.yaml:3:71: the joint pmf has one axis per job type and family ring "
                           "with N = 4 has 4 types ('exact ring N=4 lambda=0.5 qmax=0 joint_qmax=7 "

@@ -25,12 +25,12 @@ struct Moments {
   double EQ = 0.0, VarQ = 0.0;
   // ln of the total weight of the states with q jobs, q = 0..qmax (P(Q = q) = exp(. - log_f)).
   std::vector<double> log_weight;
-  std::vector<double> EQ_type;       // general engine: E[Q_S] per type, in the input order
+  std::vector<double> EQ_type;  // general engine: E[Q_S] per type, in the input order
   // Cancel-on-start engine, per type in the input order: mean number of waiting jobs E[W_S], and
   // the rate at which type-S jobs enter service (at any server) divided by their arrival rate,
   // which is 1 in a stationary system (the tests check it).
   std::vector<double> EW_type, type_flow;
-  std::vector<TypeClass> classes;    // symmetric engines: name, size, count, p and EQ filled
+  std::vector<TypeClass> classes;  // symmetric engines: name, size, count, p and EQ filled
   std::uint64_t unions = 0;
   // Non-empty if a union with mu(B) <= arrival rate of the types inside B was met (unstable
   // input that slipped past the stability check's tolerance); `slack` is mu(B) - rate(B).

@@ -2,10 +2,12 @@
 // Exact stationary performance of the redundancy system via its product form: cancel-on-completion
 // (paper eq. 3, on the lattice of prefix unions; DESIGN.md) or cancel-on-start with assignment to
 // the longest idle server (docs/exact.md, "Cancel-on-start").
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "qsweep/common/enum_names.hpp"
 #include "qsweep/model/model.hpp"
 
 namespace qsweep::exact {
@@ -16,6 +18,29 @@ enum class Engine { automatic, general, symmetric };
 // others (the paper's model). redundancy_cos: the first replica to start cancels the others; a job
 // that finds several idle servers of its type starts at the one idle longest.
 enum class Policy { redundancy_coc, redundancy_cos };
+
+}  // namespace qsweep::exact
+
+template <>
+struct qsweep::EnumNames<qsweep::exact::Engine> {
+  using K = exact::Engine;
+  static constexpr std::array<EnumName<K>, 3> table{{
+      {K::automatic, "automatic"},
+      {K::general, "general"},
+      {K::symmetric, "symmetric"},
+  }};
+};
+
+template <>
+struct qsweep::EnumNames<qsweep::exact::Policy> {
+  using K = exact::Policy;
+  static constexpr std::array<EnumName<K>, 2> table{{
+      {K::redundancy_coc, "redundancy_coc"},
+      {K::redundancy_cos, "redundancy_cos"},
+  }};
+};
+
+namespace qsweep::exact {
 
 struct Options {
   int qmax = 0;               // P(Q = q) and alpha_q for q = 0..qmax (0: only C)
@@ -30,7 +55,10 @@ struct Options {
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
+    // clang-format off
     ar & qmax & light_traffic & per_type & engine & joint_qmax & joint_bin & policy;
+    // clang-format on
   }
 };
 
@@ -44,10 +72,10 @@ inline constexpr double kMaxJointBins = 1e6;
 // class, so per-type results exist even when there are too many types to list (complete d = 3 at
 // N = 10^4 has 1.7e11 types).
 struct TypeClass {
-  std::string name;    // "d-subsets", "singletons", "full set"
-  int size = 0;        // servers per type
-  double count = 0.0;  // number of types in the class
-  double p = 0.0;      // probability of each type of the class
+  std::string name;                            // "d-subsets", "singletons", "full set"
+  int size = 0;                                // servers per type
+  double count = 0.0;                          // number of types in the class
+  double p = 0.0;                              // probability of each type of the class
   double EQ = 0.0, ET = 0.0, scaled_EQ = 0.0;  // E[Q_S], E[T_S], (1 - rho) E[Q_S] / p_S per type
   friend bool operator==(const TypeClass&, const TypeClass&) = default;
 };
@@ -60,15 +88,17 @@ struct Result {
   bool stable = true;
   bool locally_stable = true;
   std::string unstable_reason;  // names the violating server set when !stable
-  std::string engine;  // "general", "symmetric-complete", "symmetric-singletons-full", "cancel-on-start"
+  // "general", "symmetric-complete", "symmetric-singletons-full", "cancel-on-start"
+  std::string engine;
   double rho = 0.0;
   double C = 0.0;      // P(Q = 0); underflows to 0 for large N at high load, see log_C
   double log_C = 0.0;  // ln P(Q = 0), finite even where C underflows
   double EQ = 0.0, VarQ = 0.0, ET = 0.0;
-  double scaled_EQ = 0.0;                   // (1 - rho) E[Q]
-  std::vector<double> pmf;                  // P(Q = q), q = 0..qmax
+  double scaled_EQ = 0.0;   // (1 - rho) E[Q]
+  std::vector<double> pmf;  // P(Q = q), q = 0..qmax
   // alpha_q = P(Q = q) / (C (N rho)^q), q = 0..qmax (alpha_0 = 1); empty if off. With identical
-  // speeds this is the paper's eq. (30); in general the sum of prod p_{c_i} / (mu(c_1..c_i)/mean mu).
+  // speeds this is the paper's eq. (30); in general the sum of
+  // prod p_{c_i} / (mu(c_1..c_i) / mean mu).
   std::vector<double> alpha;
   // Per type, in the order of Family::enumerate() (symmetric engines: every type gets the value
   // of its class, listed in enumerate() order when there are at most kMaxListedTypes types and
@@ -77,7 +107,7 @@ struct Result {
   std::vector<double> type_p;
   std::vector<double> EQ_type, ET_type, scaled_EQ_type;  // scaled: (1 - rho) E[Q_S] / p_S
   std::vector<double> ER_server;  // E[R_n], n = 0..N-1 (empty for cancel-on-start: no replicas)
-  std::vector<TypeClass> type_classes;                    // symmetric engines only
+  std::vector<TypeClass> type_classes;  // symmetric engines only
   // Joint pmf (empty if joint_qmax = -1): one axis per type in enumerate() order, row-major (the
   // last type varies fastest), joint_shape[i] = ceil((joint_qmax + 1) / joint_bin) bins per axis;
   // bin j of an axis holds the counts j * joint_bin .. min((j + 1) * joint_bin, joint_qmax + 1) - 1
@@ -109,12 +139,12 @@ struct Validation {
 Validation validate(const model::System& system, const Options& options);
 
 // redundancy_cos always uses the cancel-on-start engine (N <= kMaxCancelOnStartServers; no joint
-// pmf). Otherwise chooses the symmetric engine when the family and speeds allow it (uniform complete, independent
-// or singletons_full with identical speeds), else the general one. Unstable systems return a
-// Result with stable = false and unstable_reason set; never throws for instability (decided
-// exactly, model::check_stability). Throws qsweep::Error for a stable system so close to the
-// boundary that the engine's doubles cannot represent its slack.
-// Throws InputError ("exact: <problem>; expected <expected>") where validate() finds a problem.
+// pmf). Otherwise chooses the symmetric engine when the family and speeds allow it (uniform
+// complete, independent or singletons_full with identical speeds), else the general one. Unstable
+// systems return a Result with stable = false and unstable_reason set; never throws for instability
+// (decided exactly, model::check_stability). Throws qsweep::Error for a stable system so close to
+// the boundary that the engine's doubles cannot represent its slack. Throws InputError ("exact:
+// <problem>; expected <expected>") where validate() finds a problem.
 Result evaluate(const model::System& system, const Options& options);
 
 }  // namespace qsweep::exact

@@ -25,10 +25,10 @@ struct Result {
   double hits = 0.0;             // sample paths that reached the event (exact: 0)
   double cpu_seconds = 0.0;      // thread CPU time of the estimate
   double theory_rate = 0.0;      // -lim (1/n) log p (jsq, decay_rate_fixed_lambda); NaN otherwise
-  double events = 0.0;           // simulated events (importance: chain steps; exact: uniformization steps)
-  double tilt = 1.0;             // importance: u (arrivals x u, service x 1/u); exact: the
-                                 // tilt a of the vector (docs/ldp.md, "Range"); else 1
-  double states = 0.0;           // exact: states of the lumped chain; else 0
+  double events = 0.0;  // simulated events (importance: chain steps; exact: uniformization steps)
+  double tilt = 1.0;    // importance: u (arrivals x u, service x 1/u); exact: the
+                        // tilt a of the vector (docs/ldp.md, "Range"); else 1
+  double states = 0.0;  // exact: states of the lumped chain; else 0
   // Paths the estimate effectively rests on, (sum of weights)^2 / sum of squared weights:
   // monte_carlo: hits; importance: at most hits; exact: 0.
   double effective_samples = 0.0;
@@ -38,9 +38,12 @@ struct Result {
   friend bool operator==(const Result&, const Result&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
+    // clang-format off
     ar & probability & ci_low & ci_high & log_probability & log_rate & log_rate_low &
         log_rate_high & relative_error & samples & hits & cpu_seconds & theory_rate & events &
         tilt & states & effective_samples & warning;
+    // clang-format on
   }
 };
 

@@ -10,7 +10,8 @@ namespace qsweep::ldp {
 
 // Cost per unit time of moving the total number of jobs per server at speed b >= 0 while every
 // server is busy: arrivals tilted by y, service by 1/y with lambda*y - 1/y = b, so
-// L_lambda(b) = b log y - sqrt(b^2 + 4 lambda) + lambda + 1, y = (b + sqrt(b^2 + 4 lambda)) / (2 lambda).
+//   L_lambda(b) = b log y - sqrt(b^2 + 4 lambda) + lambda + 1,
+//   y = (b + sqrt(b^2 + 4 lambda)) / (2 lambda).
 double path_cost(double b, double lambda);
 
 // -lim (1/n) log P(E_j^n(T)) for lambda_n -> 1: T * L_1((j - 2) / T).

@@ -2,6 +2,7 @@
 // Compatibility structures ("graph families"): which server sets a job may be replicated to,
 // with which probability. A family is described, not enumerated: it can sample a job type in
 // O(d) (or O(log E)) time for any N, and lists its types as bitmasks only when asked.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "qsweep/common/enum_names.hpp"
 #include "qsweep/common/rng.hpp"
 
 namespace qsweep::model {
@@ -38,17 +40,20 @@ struct ExplicitType {
   friend bool operator==(const ExplicitType&, const ExplicitType&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
+    // clang-format off
     ar & servers & p;
+    // clang-format on
   }
 };
 
 enum class FamilyKind {
-  independent,      // p_{n} = 1/N, no replication
-  complete,         // all d-subsets, uniform
-  ring,             // edges {i, i+1 mod N}, uniform (N >= 3)
-  hetero_ring,      // paper eq. (35): N even, edge i has 2 eps / N (i even, 1-based) or 2 (1-eps) / N
-  path,             // edges {i, i+1}, i < N, uniform
-  star,             // edges {1, i}, uniform
+  independent,  // p_{n} = 1/N, no replication
+  complete,     // all d-subsets, uniform
+  ring,         // edges {i, i+1 mod N}, uniform (N >= 3)
+  hetero_ring,  // paper eq. (35): N even, edge i has 2 eps / N (i even, 1-based) or 2 (1-eps) / N
+  path,         // edges {i, i+1}, i < N, uniform
+  star,         // edges {1, i}, uniform
   tree_singletons,  // section 6: singletons (1-eps)/N and tree edges eps/(N-1)
   singletons_full,  // section 6: singletons (N-1-eps)/(N(N-1)) and the full set eps/(N-1)
   random_regular,   // uniform edges of a random `degree`-regular graph (graph_seed)
@@ -57,35 +62,59 @@ enum class FamilyKind {
   explicit_types,   // the user's own types (YAML name: explicit)
 };
 
-std::string_view to_string(FamilyKind kind);
-// Parses a YAML/CLI family name; throws InputError listing the valid names.
-FamilyKind family_kind_from_string(std::string_view name);
+}  // namespace qsweep::model
+
+template <>
+struct qsweep::EnumNames<qsweep::model::FamilyKind> {
+  using K = model::FamilyKind;
+  static constexpr std::array<EnumName<K>, 12> table{{
+      {K::independent, "independent"},
+      {K::complete, "complete"},
+      {K::ring, "ring"},
+      {K::hetero_ring, "hetero_ring"},
+      {K::path, "path"},
+      {K::star, "star"},
+      {K::tree_singletons, "tree_singletons"},
+      {K::singletons_full, "singletons_full"},
+      {K::random_regular, "random_regular"},
+      {K::erdos_renyi, "erdos_renyi"},
+      {K::torus, "torus"},
+      {K::explicit_types, "explicit"},
+  }};
+};
+
+namespace qsweep::model {
 
 // Everything that defines a family. Fields a family does not use keep their defaults
 // (NaN / 0 / empty); validate() rejects parameters that do not apply.
 struct FamilyParams {
   FamilyKind kind = FamilyKind::complete;
   int N = 0;
-  int d = 2;                                              // complete
-  double eps = std::numeric_limits<double>::quiet_NaN();  // hetero_ring, *_singletons*, singletons_full
-  int degree = 3;                                         // random_regular
+  int d = 2;  // complete
+  // hetero_ring, tree_singletons, singletons_full
+  double eps = std::numeric_limits<double>::quiet_NaN();
+  int degree = 3;                                               // random_regular
   double edge_prob = std::numeric_limits<double>::quiet_NaN();  // erdos_renyi
-  std::uint64_t graph_seed = 1;   // random_regular, erdos_renyi, tree_singletons (random tree)
-  int rows = 0, cols = 0;         // torus (N = rows * cols)
-  std::vector<std::pair<int, int>> tree_edges;  // tree_singletons: given tree (0-based); empty = random
-  std::vector<ExplicitType> types;              // explicit_types
+  std::uint64_t graph_seed = 1;  // random_regular, erdos_renyi, tree_singletons (random tree)
+  int rows = 0, cols = 0;        // torus (N = rows * cols)
+  // tree_singletons: the given tree (0-based); empty = a random tree
+  std::vector<std::pair<int, int>> tree_edges;
+  std::vector<ExplicitType> types;  // explicit_types
 
   // NaN marks "not used", so two equal parameter sets compare equal (bitwise on the doubles).
   friend bool operator==(const FamilyParams& a, const FamilyParams& b) {
     auto same = [](double x, double y) { return x == y || (x != x && y != y); };
     return a.kind == b.kind && a.N == b.N && a.d == b.d && same(a.eps, b.eps) &&
-           a.degree == b.degree && same(a.edge_prob, b.edge_prob) &&
-           a.graph_seed == b.graph_seed && a.rows == b.rows && a.cols == b.cols &&
-           a.tree_edges == b.tree_edges && a.types == b.types;
+           a.degree == b.degree && same(a.edge_prob, b.edge_prob) && a.graph_seed == b.graph_seed &&
+           a.rows == b.rows && a.cols == b.cols && a.tree_edges == b.tree_edges &&
+           a.types == b.types;
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
+    // clang-format off
     ar & kind & N & d & eps & degree & edge_prob & graph_seed & rows & cols & tree_edges & types;
+    // clang-format on
   }
 };
 
@@ -129,8 +158,6 @@ class Family {
   // duplicates). Throws InputError if N > kMaxMaskServers or there are more than max_types.
   std::vector<JobType> enumerate(std::size_t max_types = 100'000'000) const;
 
-  // Lumpable structure for the symmetric exact engine (identical speeds assumed by the caller).
-  bool is_uniform_complete() const { return kind() == FamilyKind::complete; }
   bool is_singletons_full() const { return kind() == FamilyKind::singletons_full; }
 
   // Explicit edge/type lists of listed families (graphs, explicit); empty for implicit ones
@@ -160,8 +187,7 @@ class Family {
     const auto N = static_cast<std::uint64_t>(params_.N);
     const Wide m0 = static_cast<Wide>(u) * N;
     const Wide m1 = static_cast<Wide>(static_cast<std::uint64_t>(m0)) * (N - 1);
-    return {static_cast<int>(m0 >> 64), static_cast<int>(m1 >> 64),
-            static_cast<std::uint64_t>(m1)};
+    return {static_cast<int>(m0 >> 64), static_cast<int>(m1 >> 64), static_cast<std::uint64_t>(m1)};
   }
   // The rare rejection (probability below N^2 / 2^64), out of line to keep sample_pair small.
   [[gnu::noinline]] PairDigits accepted_pair_digits(Rng& rng, PairDigits digits) const {

@@ -23,12 +23,18 @@ std::string format_duration(double seconds);
 std::string format_progress(const ProgressCounts& counts, double tasks_per_second,
                             double eta_seconds);
 
-// Whether progress should be one line redrawn in place: stderr is a terminal and no MPI launcher
-// started this process. Under a launcher the output goes through it, usually into a log, where
-// redraws would be carriage-return noise (Open MPI's mpirun even gives every rank a terminal as
-// stdout). Call it before MPI_Init, which sets launcher variables in an MPI singleton's own
-// environment.
+// Whether progress should be one line redrawn in place: stderr is a terminal that can erase a
+// line (TERM set and not "dumb") and no MPI launcher started this process. Under a launcher the
+// output goes through it, usually into a log, where redraws would be carriage-return noise (Open
+// MPI's mpirun even gives every rank a terminal as stdout). Call it before MPI_Init, which sets
+// launcher variables in an MPI singleton's own environment.
 bool progress_in_place(const Environment& env = process_environment);
+// The same decision for a given answer to "is stderr a terminal" (tests).
+bool progress_in_place(bool stderr_is_terminal, const Environment& env);
+
+// Plain lines with the default interval come early at first, at 2, 5, 10 and 20 s, so that a short
+// run, or the start of a long one under mpirun or in a log, shows its rate and ETA soon.
+inline constexpr double kEarlyLineSeconds[] = {2.0, 5.0, 10.0, 20.0};
 
 class Progress {
  public:
@@ -36,8 +42,10 @@ class Progress {
 
   // `cost_todo`: estimated cost of the tasks this run has to do; the ETA scales the elapsed time
   // by the cost still to do over the cost done (so big-first scheduling does not skew it).
+  // `early_lines`: plain lines also at kEarlyLineSeconds after the start (the default interval;
+  // an interval the user chose is kept as it is).
   Progress(std::FILE* out, bool terminal, double interval_seconds, double cost_todo,
-           Clock::time_point start);
+           Clock::time_point start, bool early_lines = false);
 
   // Prints when the interval has passed since the last line.
   void update(const ProgressCounts& counts, std::uint64_t finished_this_run, double cost_done,
@@ -51,13 +59,16 @@ class Progress {
  private:
   std::string line(const ProgressCounts& counts, std::uint64_t finished_this_run, double cost_done,
                    Clock::time_point now) const;
+  bool due(Clock::time_point now) const;
   std::FILE* out_;
   bool terminal_;
   double interval_seconds_;
   double cost_todo_;
   Clock::time_point start_;
   Clock::time_point last_print_;
-  bool line_open_ = false;  // terminal: an unterminated line is on screen
+  bool early_lines_;
+  std::size_t early_printed_ = 0;  // early lines printed so far
+  bool line_open_ = false;         // terminal: an unterminated line is on screen
 };
 
 }  // namespace qsweep::run

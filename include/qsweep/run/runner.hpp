@@ -20,6 +20,8 @@ struct RunOptions {
   bool dedicated_coordinator = false;
   // Seconds between progress lines; < 0: no progress output.
   double progress_seconds = 30.0;
+  // Also lines at kEarlyLineSeconds (progress.hpp): the default, off when --progress is given.
+  bool progress_early_lines = true;
   // Progress as one line redrawn in place twice a second (a terminal) instead of a line every
   // progress_seconds (logs). `qsweep run` decides before MPI starts: see progress_in_place().
   bool progress_in_place = false;
@@ -56,7 +58,7 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path);
 // AgreedInputError for an output that may not be written (exists without --resume/--force, or
 // holds another plan); any other exception means this rank failed and the caller must end the
 // job with MpiSession::abort.
-RunResult run_plan(const Comm& comm, const sweep::Plan& plan,
-                   const RunOptions& options, const TaskFunction& run_task = sweep::execute);
+RunResult run_plan(const Comm& comm, const sweep::Plan& plan, const RunOptions& options,
+                   const TaskFunction& run_task = sweep::execute);
 
 }  // namespace qsweep::run

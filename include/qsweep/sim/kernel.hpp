@@ -91,8 +91,8 @@ struct ReplicationStats {
   std::uint64_t sojourn_count = 0;          // jobs whose sojourn time is in sojourn_sum
   std::vector<double> mean_R, utilisation;  // per server
   SojournHistogram sojourn;
-  std::vector<double> trace;  // window means of Q (plan.trace_window > 0)
-  std::uint64_t events = 0;   // arrivals + departures, warm-up included
+  std::vector<double> trace;          // window means of Q (plan.trace_window > 0)
+  std::uint64_t events = 0;           // arrivals + departures, warm-up included
   std::uint64_t observed_events = 0;  // arrivals + departures during the observation
 };
 

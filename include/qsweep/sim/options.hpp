@@ -1,7 +1,10 @@
 #pragma once
 // Parameters of one simulation (sweep method `simulate`; keys as in docs/sweep-format.md).
+#include <array>
 #include <string>
 #include <vector>
+
+#include "qsweep/common/enum_names.hpp"
 
 namespace qsweep::sim {
 
@@ -16,6 +19,34 @@ enum class Policy {
 
 enum class ServiceKind { exponential, deterministic, hyperexponential, empirical };
 
+}  // namespace qsweep::sim
+
+template <>
+struct qsweep::EnumNames<qsweep::sim::Policy> {
+  using K = sim::Policy;
+  static constexpr std::array<EnumName<K>, 6> table{{
+      {K::redundancy_coc, "redundancy_coc"},
+      {K::redundancy_cos, "redundancy_cos"},
+      {K::jsq, "jsq"},
+      {K::random, "random"},
+      {K::jiq, "jiq"},
+      {K::power_of_d, "power_of_d"},
+  }};
+};
+
+template <>
+struct qsweep::EnumNames<qsweep::sim::ServiceKind> {
+  using K = sim::ServiceKind;
+  static constexpr std::array<EnumName<K>, 4> table{{
+      {K::exponential, "exponential"},
+      {K::deterministic, "deterministic"},
+      {K::hyperexponential, "hyperexponential"},
+      {K::empirical, "empirical"},
+  }};
+};
+
+namespace qsweep::sim {
+
 // Job sizes have unit mean for every kind (a server of speed mu finishes size x in x / mu).
 struct Service {
   ServiceKind kind = ServiceKind::exponential;
@@ -25,31 +56,37 @@ struct Service {
   friend bool operator==(const Service&, const Service&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
+    // clang-format off
     ar & kind & cv2 & values & weights;
+    // clang-format on
   }
 };
 
 struct Options {
   Policy policy = Policy::redundancy_coc;
-  int policy_d = 2;               // power_of_d
+  int policy_d = 2;  // power_of_d
   Service service;
   bool identical_replicas = false;  // replicas of one job share one size (default: independent)
   // redundancy_cos: a job that finds several idle servers of its type starts at the one idle
   // longest (the rule of the exact cancel-on-start engine) instead of one uniformly at random.
   bool longest_idle = false;
-  double horizon = 1e5;           // simulated time per replication after warm-up
-  double warmup = -1.0;           // < 0: detect (reported); >= 0: given
-  int replications = 8;           // independent replications (the CI comes from them)
+  double horizon = 1e5;                // simulated time per replication after warm-up
+  double warmup = -1.0;                // < 0: detect (reported); >= 0: given
+  int replications = 8;                // independent replications (the CI comes from them)
   double target_rel_half_width = 0.0;  // > 0: add replications until E[T] reaches it (cap below)
   int max_replications = 256;
-  int qmax = 0;                   // P(Q = q) histogram for q = 0..qmax
-  int occupancy_max = 0;          // fraction of servers with >= i jobs (replicas), i = 1..occupancy_max
+  int qmax = 0;           // P(Q = q) histogram for q = 0..qmax
+  int occupancy_max = 0;  // fraction of servers with >= i jobs (replicas), i = 1..occupancy_max
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
+    // clang-format off
     ar & policy & policy_d & service & identical_replicas & horizon & warmup & replications &
         target_rel_half_width & max_replications & qmax & occupancy_max & longest_idle;
+    // clang-format on
   }
 };
 

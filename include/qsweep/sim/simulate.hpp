@@ -51,10 +51,6 @@ struct Result {
   // Equality treats NaN (an estimate without observations) as equal to NaN, so that a result
   // equals its copy and its serialized round trip.
   friend bool operator==(const Result& a, const Result& b);
-  template <class Archive>
-  void serialize(Archive& ar, unsigned /*version*/) {
-    std::apply([&ar](auto&... field) { ((ar & field), ...); }, fields(*this));
-  }
   // Every member, once: serialize() and operator== both walk this list.
   template <class Self>
   static auto fields(Self& r) {
@@ -64,6 +60,10 @@ struct Result {
                     r.T_p50, r.T_p50_hw, r.T_p90, r.T_p90_hw, r.T_p99, r.T_p99_hw, r.warmup,
                     r.warmup_detected, r.horizon, r.replications, r.hw99_factor, r.events,
                     r.quiet_replications, r.warmup_cap, r.warning);
+  }
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    std::apply([&ar](auto&... field) { ((ar & field), ...); }, fields(*this));
   }
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 // Runs one task with its method. Method-agnostic entry point for the runner and `qsweep eval`.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -13,7 +14,21 @@ namespace qsweep::sweep {
 
 // Values as stored in /tasks/status.
 enum class TaskStatus : std::int8_t { pending = 0, done = 1, failed = 2, unstable = 3 };
-std::string_view to_string(TaskStatus status);
+
+}  // namespace qsweep::sweep
+
+template <>
+struct qsweep::EnumNames<qsweep::sweep::TaskStatus> {
+  using K = sweep::TaskStatus;
+  static constexpr std::array<EnumName<K>, 4> table{{
+      {K::pending, "pending"},
+      {K::done, "done"},
+      {K::failed, "failed"},
+      {K::unstable, "unstable"},
+  }};
+};
+
+namespace qsweep::sweep {
 
 struct TaskOutcome {
   TaskStatus status = TaskStatus::pending;

@@ -1,5 +1,6 @@
 #pragma once
 // A task is one point of a sweep: a method with its complete parameters and its own seed.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,7 +13,20 @@
 namespace qsweep::sweep {
 
 enum class Method : std::uint8_t { exact, simulate, ldp };
-std::string_view to_string(Method method);
+
+}  // namespace qsweep::sweep
+
+template <>
+struct qsweep::EnumNames<qsweep::sweep::Method> {
+  using K = sweep::Method;
+  static constexpr std::array<EnumName<K>, 3> table{{
+      {K::exact, "exact"},
+      {K::simulate, "simulate"},
+      {K::ldp, "ldp"},
+  }};
+};
+
+namespace qsweep::sweep {
 
 struct Task {
   std::uint64_t id = 0;  // row in /tasks: position in the expanded plan (stable)
@@ -40,7 +54,10 @@ struct Task {
   friend bool operator==(const Task&, const Task&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
-    ar& id& method& block& seed& cost& family& speeds& lambda& exact& simulate& ldp;
+    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
+    // clang-format off
+    ar & id & method & block & seed & cost & family & speeds & lambda & exact & simulate & ldp;
+    // clang-format on
   }
 };
 

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs clang-tidy (.clang-tidy: bugprone, performance and MPI checks; every finding is an error) on
+# each source file of src/ and the headers it includes, with the compile commands of a configured
+# build. Usage: scripts/check-tidy.sh [BUILD_DIR, default build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+if [ ! -f "$build/compile_commands.json" ]; then
+  echo "check-tidy: $build/compile_commands.json is missing: configure first (scripts/build.sh)" >&2
+  exit 2
+fi
+# The build's generated sources (git_commit.cpp) exist once it has been built.
+cmake --build "$build" --target qsweep_git_commit >/dev/null
+if run-clang-tidy -quiet -p "$build" -j "$(nproc)" "^$PWD/src/" > "$build/clang-tidy.log" 2>&1; then
+  echo "check-tidy: src/ is clean ($(grep -c '"file": "'"$PWD"'/src/' "$build/compile_commands.json") files)"
+else
+  grep -E -A3 "(warning|error):" "$build/clang-tidy.log" | head -200 >&2
+  echo "check-tidy: findings above (all of them: $build/clang-tidy.log)" >&2
+  exit 1
+fi

@@ -55,17 +55,25 @@ full_disk() {
   [ ! -e full/out.h5.partial ] || fail "$1 rank(s): the failed creation left full/out.h5.partial behind"
 }
 # The failing rank's message names the HDF5 call and its object, and MPI_Abort (Open MPI's words,
-# then MPICH's) ended the job.
+# then MPICH's) ended the job. A singleton has no launcher to relay MPI_Abort's banner: Open MPI
+# prints it through a helper process that, under load, now and then loses it ("Data unpack would
+# read past end of buffer in file show_help.c"), so there the banner is shown, not required; the
+# exit code 1 without a hang is what ends a one-process job.
 abort_messages() {
   grep -qE "qsweep: rank [0-9]: error: H5[A-Za-z0-9]+\(/?[A-Za-z0-9_./]+\) failed: .*(No space left|write failed|unable)" "$ABORT_LOG" ||
     fail "no message naming the failed HDF5 call and its object"
-  grep -qE "MPI_ABORT was invoked|application called MPI_Abort" "$ABORT_LOG" || fail "the job was not ended with MPI_Abort"
+  local banner="MPI_ABORT was invoked|application called MPI_Abort"
+  if [ "$1" = banner ]; then
+    grep -qE "$banner" "$ABORT_LOG" || fail "the job was not ended with MPI_Abort"
+  else
+    echo "1 rank: MPI_Abort's banner $(grep -qE "$banner" "$ABORT_LOG" && echo arrived || echo "did not arrive (not required)")"
+  fi
 }
 full_disk 1
-abort_messages
+abort_messages singleton
 full_disk 3
 if [ "$MPI_FAMILY" = openmpi ]; then
-  abort_messages
+  abort_messages banner
 else
   # MPICH's Hydra mpiexec exits as soon as a rank calls MPI_Abort, dropping the ranks' output that
   # is still on its way (the messages), so here they are only shown; one rank printed them above.

@@ -30,8 +30,8 @@ TEST(Examples, DefaultSweepIsSmallAndCoversSeveralFamilies) {
   std::set<model::FamilyKind> families;
   double cost = 0.0;
   for (const Task& t : plan.tasks) {
-    EXPECT_EQ(t.method, Method::exact);
-    families.insert(t.family.kind);
+    EXPECT_EQ(t.method(), Method::exact);
+    families.insert(t.system().family.kind);
     cost += t.cost;
   }
   EXPECT_GE(families.size(), 4u);

@@ -104,12 +104,10 @@ double union_count(const model::System& system, std::string& text) {
 }
 
 // The lattice (or lumped) passes of the chosen engine.
-CostEstimate engine_cost(const Task& task, const model::System& system) {
-  const double terms =
-      options_of(task).qmax + 3.0;  // the series up to qmax, plus the moment passes
+CostEstimate engine_cost(const Task& task, const model::System& system, bool symmetric) {
+  // The series up to qmax, plus the moment passes.
+  const double terms = options_of(task).qmax + 3.0;
   const double types = system.family.num_types();
-  const bool symmetric =
-      exact::validate(system, options_of(task)).engine == exact::Engine::symmetric;
   const int N = system.N();
   if (symmetric) {
     // A union of size u grows by 0..d servers (complete, d = 1 for independent); singletons_full
@@ -139,8 +137,8 @@ CostEstimate engine_cost(const Task& task, const model::System& system) {
           {}};
 }
 
-CostEstimate exact_cost(const Task& task, const model::System& system) {
-  CostEstimate cost = engine_cost(task, system);
+CostEstimate exact_cost(const Task& task, const model::System& system, bool symmetric) {
+  CostEstimate cost = engine_cost(task, system, symmetric);
   if (options_of(task).joint_qmax >= 0) {
     const double types = system.family.num_types();
     const double cells = std::pow(options_of(task).joint_qmax + 1.0, types);
@@ -247,9 +245,7 @@ MemoryEstimate joint_memory(const Task& task, const model::System& system) {
 // The phases of an exact task, one after another: the engine; the joint pmf (the engine's
 // arrays freed, its results kept); the result with the copy check_shape makes of it (and later
 // the results file writer). The system's speeds and the family's lists live through all three.
-MemoryEstimate exact_memory(const Task& task, const model::System& system) {
-  const bool symmetric =
-      exact::validate(system, options_of(task)).engine == exact::Engine::symmetric;
+MemoryEstimate exact_memory(const Task& task, const model::System& system, bool symmetric) {
   MemoryEstimate engine = symmetric ? symmetric_memory(task, system)
                           : options_of(task).policy == exact::Policy::redundancy_cos
                               ? cancel_on_start_memory(task, system)
@@ -267,9 +263,11 @@ MemoryEstimate exact_memory(const Task& task, const model::System& system) {
   return {around + peak, 2.0 * result, engine.formula};
 }
 
-CostEstimate cost(const Task& task, const model::System& system) {
-  CostEstimate estimate = exact_cost(task, system);
-  estimate.memory = exact_memory(task, system);
+// `engine`: the one exact::validate() chose for the task.
+CostEstimate cost(const Task& task, const model::System& system, exact::Engine engine) {
+  const bool symmetric = engine == exact::Engine::symmetric;
+  CostEstimate estimate = exact_cost(task, system, symmetric);
+  estimate.memory = exact_memory(task, system, symmetric);
   return estimate;
 }
 
@@ -298,10 +296,13 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
     fail(block.where_of(v.option),
          fmt::format("{} ('{}'); expected {}", v.problem, describe(t), v.expected));
   if (!check_stable(t, known, block)) return std::nullopt;
-  return cost(t, *known.system);
+  return cost(t, *known.system, v.engine);
 }
 
-CostEstimate estimate(const Task& t) { return cost(t, build_system(t.system())); }
+CostEstimate estimate(const Task& t) {
+  const model::System system = build_system(t.system());
+  return cost(t, system, exact::validate(system, options_of(t)).engine);
+}
 
 // ---- execution and text ------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ std::size_t cell_length(const CellValue& value) {
 }
 
 TEST(Columns, SchemaIsWellFormed) {
-  for (Method m : {Method::exact, Method::simulate, Method::ldp}) {
+  for (Method m : kMethods) {
     const auto& columns = group_columns(m);
     ASSERT_FALSE(columns.empty());
     EXPECT_EQ(columns.front().name, "task_id");

@@ -348,8 +348,7 @@ std::string family_text(const SystemParams& s) {
   return text + fmt::format(" lambda={:.6g}", s.lambda);
 }
 
-// ---- results columns: planned lengths
-// ---------------------------------------------------------------------------
+// ---- results columns: planned lengths -----------------------------------------------------------
 
 // Number of job types of the task's family (the store asks for every ragged column of every
 // task; consecutive tasks mostly share a family, so one cached family per thread suffices).
@@ -371,7 +370,7 @@ std::size_t listable_types(const Task& t, double limit) {
 
 std::size_t servers(const Task& t) { return static_cast<std::size_t>(t.system().family.N); }
 
-// ---- results columns: the system's parameters ----------------------------------------------
+// ---- results columns: the system's parameters ---------------------------------------------------
 
 void add_system_parameters(std::vector<Column>& c) {
   auto uses = [](const Task& t) { return model::family_uses(t.system().family.kind); };

@@ -29,9 +29,9 @@ sweep::Plan no_op_plan(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     sweep::Task task;
     task.id = i;
-    task.family.kind = model::FamilyKind::ring;
-    task.family.N = 4;
-    task.lambda = 0.5;
+    task.system().family.kind = model::FamilyKind::ring;
+    task.system().family.N = 4;
+    task.system().lambda = 0.5;
     plan.tasks.push_back(task);
   }
   return plan;

@@ -75,11 +75,11 @@ std::string table_text(const sweep::ColumnSpec& spec, const sweep::CellValue& ce
 
 void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Memory& memory,
            bool json) {
-  const auto& columns = sweep::group_columns(task.method);
+  const auto& columns = sweep::group_columns(task.method());
   const sweep::Row row = sweep::make_row(task, outcome);
   if (json) {
     nlohmann::ordered_json out;
-    out["method"] = std::string(qsweep::name_of(task.method));
+    out["method"] = std::string(qsweep::name_of(task.method()));
     out["status"] = std::string(qsweep::name_of(outcome.status));
     out["error"] = outcome.error;
     out["warning"] = outcome.warning;
@@ -128,8 +128,15 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
     option->group(group)->type_name(value);
     args->keys.emplace_back(name, option);
   };
-  add("method", "NAME", "exact (default), simulate or ldp", "Task");
-  add("seed", "INT", "sweep seed (simulate, ldp): streams Rng(seed, 0, replication)", "Task");
+  std::string method_help, seeded;
+  for (const sweep::MethodInfo& m : sweep::methods()) {
+    method_help += fmt::format("{}{}{}: {}", method_help.empty() ? "" : "; ", name_of(m.method),
+                               m.method == sweep::Method{} ? " (default)" : "", m.description);
+    if (m.needs_seed) seeded += (seeded.empty() ? "" : ", ") + std::string(name_of(m.method));
+  }
+  add("method", "NAME", method_help, "Task");
+  add("seed", "INT", fmt::format("sweep seed ({}): streams Rng(seed, 0, replication)", seeded),
+      "Task");
   for (const auto& key : keys)
     add(key.name, key.value, key.help, "Keys of " + key.methods + " blocks");
   cmd->add_flag("--json", args->json, "print the result as JSON (keys: the result columns)");

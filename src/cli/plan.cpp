@@ -68,7 +68,7 @@ nlohmann::ordered_json task_json(const sweep::Task& task) {
 // The task's parameter columns as its results row will hold them (exact doubles: JSON numbers
 // read back to the same value).
 nlohmann::ordered_json parameters_json(const sweep::Task& task) {
-  const auto& columns = sweep::group_columns(task.method);
+  const auto& columns = sweep::group_columns(task.method());
   const sweep::Row row = sweep::make_row(task, sweep::TaskOutcome{});
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < columns.size(); ++i)
@@ -95,7 +95,7 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
   std::vector<bool> unstable(plan.tasks.size(), false);
   for (auto id : plan.unstable_tasks) unstable[id] = true;
   for (const auto& task : plan.tasks) {
-    Group& g = groups[{static_cast<int>(task.method), sweep::category(task)}];
+    Group& g = groups[{static_cast<int>(task.method()), sweep::category(task)}];
     ++g.tasks;
     g.unstable += unstable[task.id] ? 1 : 0;
     g.seconds += task.cost;

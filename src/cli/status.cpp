@@ -346,7 +346,8 @@ const CommandRegistration export_registration(41, [](CLI::App& app, int& exit_co
       "results file (HDF5)", export_command);
   command
       ->add_option("--group", args->groups,
-                   "exact, simulate, ldp, tasks, several of them, or all (the default)")
+                   fmt::format("{}, tasks, several of them, or all (the default)",
+                               fmt::join(enum_names<sweep::Method>(), ", ")))
       ->delimiter(',');
   auto* csv = command->add_option("--csv", args->csv,
                                   "output file of one group (default: "

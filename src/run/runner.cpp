@@ -410,7 +410,7 @@ class Coordinator {
     for (const auto& [id, message] : report.failures) {
       if (failures_printed_ < kFailuresPrinted) {
         progress_.message("qsweep: task " + std::to_string(id) + " (" +
-                          std::string(qsweep::name_of(plan_.tasks.at(id).method)) + ", rank " +
+                          std::string(qsweep::name_of(plan_.tasks.at(id).method())) + ", rank " +
                           std::to_string(slot.rank) + ") failed: " + message);
       } else if (failures_printed_ == kFailuresPrinted) {
         progress_.message("qsweep: further failures are not printed; see `qsweep status`");

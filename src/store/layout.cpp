@@ -18,10 +18,9 @@ bool is_ragged(sweep::ColumnType type) {
 Layout::Layout(const sweep::Plan& plan) {
   group_of_method_.fill(kNoGroup);
   for (const sweep::Task& task : plan.tasks) {
-    group_of_method_[static_cast<std::size_t>(task.method)] = 0;  // present
+    group_of_method_[static_cast<std::size_t>(task.method())] = 0;  // present
   }
-  for (const sweep::Method method :
-       {sweep::Method::exact, sweep::Method::simulate, sweep::Method::ldp}) {
+  for (const sweep::Method method : sweep::kMethods) {
     auto& slot = group_of_method_[static_cast<std::size_t>(method)];
     if (slot == kNoGroup) continue;
     slot = groups_.size();
@@ -42,7 +41,7 @@ Layout::Layout(const sweep::Plan& plan) {
     if (task.id >= plan.tasks.size() || &plan.tasks[task.id] != &task) {
       throw std::logic_error("plan tasks must have id == position");
     }
-    GroupLayout& group = groups_[group_index(task.method)];
+    GroupLayout& group = groups_[group_index(task.method())];
     row_of_task_[task.id] = group.rows();
     group.task_ids.push_back(task.id);
 

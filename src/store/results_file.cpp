@@ -307,7 +307,7 @@ void ResultsFile::create(const std::string& path, const sweep::Plan& plan, const
         create_dataset(tg, "id", H5T_STD_I64LE, {tasks},
                        "task id = row in /tasks = position in the expanded plan", "", "/tasks/id");
     file.method = create_dataset(tg, "method", file.method_type.get(), {tasks},
-                                 "method: exact, simulate or ldp", "", "/tasks/method");
+                                 "method: " + sweep::method_list(), "", "/tasks/method");
     file.block =
         create_dataset(tg, "block", H5T_STD_I32LE, {tasks},
                        "0-based index of the sweep block the task came from", "", "/tasks/block");
@@ -565,7 +565,7 @@ void ResultsFile::write_finished(std::vector<FinishedTask>& finished) {
   for (std::size_t i = 0; i < n; ++i) {
     FinishedTask& task = finished[i];
     const sweep::Task& spec = plan_.tasks.at(task.id);
-    const std::size_t g = layout_.group_index(spec.method);
+    const std::size_t g = layout_.group_index(spec.method());
     const std::uint64_t row = layout_.row_of(task.id);
     rows.push_back(sweep::make_row(spec, task.outcome));
     const std::string problem = misfit(layout_.groups()[g], row, rows.back());

@@ -219,7 +219,7 @@ TaskColumns::TaskColumns(std::size_t rows)
 void TaskColumns::set_planned(std::size_t i, const sweep::Task& task) {
   id[i] = static_cast<std::int64_t>(task.id);
   std::fill_n(method.begin() + static_cast<std::ptrdiff_t>(i * kMethodWidth), kMethodWidth, '\0');
-  append_text(method, i, kMethodWidth, std::string(qsweep::name_of(task.method)));
+  append_text(method, i, kMethodWidth, std::string(qsweep::name_of(task.method())));
   block[i] = task.block;
   seed[i] = task.seed;
 }

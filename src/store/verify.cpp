@@ -263,7 +263,7 @@ Verification verify_results(const std::string& path, const sweep::Plan& plan,
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t id = first + i;
       const sweep::Task& task = plan.tasks[id];
-      const std::size_t g = layout.group_index(task.method);
+      const std::size_t g = layout.group_index(task.method());
       const GroupLayout& group = layout.groups()[g];
       const std::size_t r = layout.row_of(id) - group_first[g];
       if (found.planned_bytes(i) != planned.planned_bytes(i)) {

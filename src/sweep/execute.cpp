@@ -5,49 +5,17 @@
 #include <chrono>
 #include <exception>
 
-#include "qsweep/sim/stability.hpp"
+#include "method.hpp"
 #include "qsweep/sweep/columns.hpp"
 
 namespace qsweep::sweep {
 namespace {
 
-void run(const Task& task, TaskOutcome& outcome) {
-  if (task.method == Method::ldp) {
-    const auto& result =
-        outcome.result.emplace<ldp::Result>(ldp::estimate(task.ldp, task.seed, task.id));
-    outcome.status = TaskStatus::done;
-    outcome.warning = result.warning;
-    return;
-  }
-  const model::System system(model::Family(task.family), task.speeds, task.lambda);
-  if (task.method == Method::exact) {
-    // evaluate() checks stability itself and says which set violates it.
-    const auto& result = outcome.result.emplace<exact::Result>(exact::evaluate(system, task.exact));
-    outcome.status = result.stable ? TaskStatus::done : TaskStatus::unstable;
-    if (!result.stable) outcome.error = result.unstable_reason;
-    outcome.warning = result.warning;
-    return;
-  }
-  // The policy's own stability region, not only eq. (2) (random routing, power_of_d).
-  const sim::PolicyStability stability = sim::check_stability(system, task.simulate);
-  if (!stability.stable) {
-    outcome.status = TaskStatus::unstable;
-    outcome.error = stability.reason;
-    return;
-  }
-  const auto& result =
-      outcome.result.emplace<sim::Result>(sim::simulate(system, task.simulate, task.seed, task.id));
-  outcome.status = TaskStatus::done;
-  outcome.warning = stability.warning;
-  if (!result.warning.empty())
-    outcome.warning += (outcome.warning.empty() ? "" : "; ") + result.warning;
-}
-
 // A row longer than planned would not fit the file created at plan time: report it as a failure
 // of the task rather than lose or corrupt data.
 void check_shape(const Task& task, TaskOutcome& outcome) {
   const Row row = make_row(task, outcome);
-  const auto& columns = group_columns(task.method);
+  const auto& columns = group_columns(task.method());
   for (std::size_t i = 0; i < columns.size(); ++i) {
     std::size_t length = 0;
     if (const auto* v = std::get_if<std::vector<double>>(&row.cells[i])) length = v->size();
@@ -70,7 +38,7 @@ TaskOutcome execute(const Task& task) {
   TaskOutcome outcome;
   const auto start = std::chrono::steady_clock::now();
   try {
-    run(task, outcome);
+    detail::method_adapter(task.method()).run(task, outcome);
     check_shape(task, outcome);
   } catch (const std::exception& e) {
     outcome = TaskOutcome{};

@@ -3,30 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <map>
-#include <memory>
-#include <numeric>
-#include <unordered_map>
+#include <optional>
 #include <unordered_set>
 
 #include "canonical.hpp"
-#include "cost_detail.hpp"
 #include "keys.hpp"
+#include "method.hpp"
 #include "qsweep/common/checked.hpp"
 #include "qsweep/common/closest_match.hpp"
-#include "qsweep/common/error.hpp"
-#include "qsweep/exact/engine.hpp"
-#include "qsweep/exact/exact.hpp"
-#include "qsweep/ldp/ldp.hpp"
-#include "qsweep/model/stability.hpp"
-#include "qsweep/sim/simulate.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
-
-bool is_system_method(Method m) { return m == Method::exact || m == Method::simulate; }
 
 std::string key_ref(const BlockInput& block, std::string_view name) {
   return block.from_flags ? fmt::format("--{}", name) : fmt::format("key '{}'", name);
@@ -41,31 +29,20 @@ std::string key_where(const BlockInput& block, const std::string& where_in_file)
 [[noreturn]] void unknown_key(const BlockInput& block, const Entry& entry) {
   const std::string where = key_where(block, entry.loc.at(entry.key_node));
   std::string others;
-  for (Method other : {Method::exact, Method::simulate, Method::ldp})
+  for (Method other : kMethods)
     if (other != block.method && find_key(entry.key, other))
       others += fmt::format("{}{}", others.empty() ? "" : " or ", name_of(other));
   if (!others.empty())
     fail(where, fmt::format("{} does not apply to method {}; expected it only in {} blocks",
                             key_ref(block, entry.key), name_of(block.method), others));
   std::vector<std::string_view> names{"method", "zip"};
-  for (const auto& spec : key_specs())
-    if (spec.methods & bit(block.method)) names.push_back(spec.name);
+  for (const auto& spec : method_adapter(block.method).keys) names.push_back(spec.name);
   const std::string guess = closest_match(entry.key, names);
   std::string list;
   for (auto n : names) list += (list.empty() ? "" : ", ") + std::string(n);
   fail(where, fmt::format("unknown key '{}' for method {}{}; expected one of: {}", entry.key,
                           name_of(block.method),
                           guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), list));
-}
-
-// A message from the model or a method's own validation, located; the sweep format promises
-// "what is wrong; what was expected", so a message without the second part gets a generic one.
-[[noreturn]] void fail_from(const std::string& where, const InputError& error,
-                            std::string_view expected) {
-  std::string message = error.what();
-  if (message.find("; expected") == std::string::npos)
-    message += fmt::format("; expected {}", expected);
-  fail(where, message);
 }
 
 // The axes of the block, in the order the keys are written.
@@ -208,54 +185,6 @@ std::uint64_t check_grid(const BlockInput& block, const Axes& axes,
   return *grid;
 }
 
-// Bytes of the lists a task holds (speeds, types, ...): with every rank holding the plan,
-// speeds made from a speed_profile for a large N are what can make a plan outgrow a node.
-std::uint64_t list_bytes(const Task& t) {
-  std::uint64_t bytes =
-      t.speeds.size() * sizeof(double) + t.family.tree_edges.size() * sizeof(std::pair<int, int>) +
-      t.ldp.initial_counts.size() * sizeof(std::int64_t) +
-      (t.simulate.service.values.size() + t.simulate.service.weights.size()) * sizeof(double);
-  for (const auto& type : t.family.types) bytes += sizeof(type) + type.servers.size() * sizeof(int);
-  return bytes;
-}
-
-// Families whose exact evaluation can use the symmetric engine; every other one holds 2^N sets.
-bool has_symmetric_engine(model::FamilyKind kind) {
-  return kind == model::FamilyKind::complete || kind == model::FamilyKind::independent ||
-         kind == model::FamilyKind::singletons_full;
-}
-
-// Systems (family + speeds) already built in this block, with what is known of their stability
-// region: stability is monotone in lambda (every f(U) decreases with it), so checks are skipped
-// for a lambda below a known stable one or above a known unstable one.
-struct KnownSystem {
-  std::unique_ptr<model::System> system;
-  double stable_up_to = 0.0;
-  double unstable_from = std::numeric_limits<double>::infinity();
-};
-
-class SystemCache {
- public:
-  KnownSystem& get(const Task& task, const std::string& where) {
-    std::string key = canonical_text(task.family) + canonical_text(task.speeds);
-    auto it = systems_.find(key);
-    if (it != systems_.end()) return it->second;
-    if (systems_.size() >= kCapacity) systems_.clear();  // keeps memory bounded for huge N
-    KnownSystem known;
-    try {
-      known.system =
-          std::make_unique<model::System>(model::Family(task.family), task.speeds, task.lambda);
-    } catch (const InputError& e) {
-      fail_from(where, e, "parameters this family accepts (docs/sweep-format.md)");
-    }
-    return systems_.emplace(std::move(key), std::move(known)).first->second;
-  }
-
- private:
-  static constexpr std::size_t kCapacity = 256;
-  std::unordered_map<std::string, KnownSystem> systems_;
-};
-
 struct Digest {
   std::uint64_t a, b;
   bool operator==(const Digest&) const = default;
@@ -270,12 +199,15 @@ Digest digest(const std::string& text) {
   return {std::hash<std::string>{}(text), fnv};
 }
 
-class BlockExpander {
+class BlockExpander final : public BlockContext {
  public:
   BlockExpander(const BlockInput& block, PlanState& state)
-      : block_(block), state_(state), axes_(declare_axes(block, state.max_tasks)) {
-    for (const auto& key : key_specs()) {
-      if (!key.required || !(key.methods & bit(block_.method))) continue;
+      : block_(block),
+        state_(state),
+        method_(method_adapter(block.method)),
+        axes_(declare_axes(block, state.max_tasks)) {
+    for (const auto& key : method_.keys) {
+      if (!key.required) continue;
       if (axes_.find(key.name) || (!key.alternative.empty() && axes_.find(key.alternative)))
         continue;
       absent_required_.push_back(&key);
@@ -313,16 +245,19 @@ class BlockExpander {
   }
 
  private:
-  const std::string& where_of(std::string_view key) const {
+  const std::string& where() const override { return block_.where; }
+  const std::string& where_of(std::string_view key) const override {
     const Axis* axis = axes_.find(key);
     return axis
                ? axis->value_where[value_index_[static_cast<std::size_t>(axis - axes_.axes.data())]]
                : block_.where;
   }
+  bool gives(std::string_view key) const override { return axes_.find(key) != nullptr; }
+  bool on_unstable_error() const override { return state_.on_unstable_error; }
 
   Draft draft() {
     Draft d;
-    d.task.method = block_.method;
+    d.task.params = default_params(block_.method);
     d.task.block = block_.index;
     d.task.seed = state_.seed;
     for (bool selectors : {true, false})
@@ -348,94 +283,13 @@ class BlockExpander {
     return d;
   }
 
-  // Values derived from others: torus N, speeds from a profile, lambda from rho.
-  void derive(Draft& d) {
-    Task& t = d.task;
-    if (t.method == Method::ldp) {
-      t.ldp.lambda = d.load.value;  // servers of rate 1: rho and lambda coincide
-      if (t.ldp.policy == ldp::Policy::power_of_d && t.ldp.policy_d > t.ldp.n)
-        fail(where_of("policy_d"), fmt::format("policy_d = {} exceeds n = {}; expected at most n",
-                                               t.ldp.policy_d, t.ldp.n));
-      return;
-    }
-    if (model::family_uses(t.family.kind).torus_shape) {
-      const std::int64_t N = std::int64_t{t.family.rows} * t.family.cols;  // ints: no overflow
-      if (N > model::kMaxServers)
-        fail(block_.where, fmt::format("torus {} x {} has {} servers; expected rows x cols <= {} "
-                                       "(model::kMaxServers)",
-                                       t.family.rows, t.family.cols, N, model::kMaxServers));
-      t.family.N = static_cast<int>(N);
-    }
-    if (!d.speed_profile.empty()) {
-      try {
-        t.speeds = model::speed_profile(d.speed_profile, t.family.N, d.fast);
-      } catch (const InputError& e) {
-        fail_from(where_of("speed_profile"), e, "a known speed profile");
-      }
-    } else if (!t.speeds.empty() && t.speeds.size() != static_cast<std::size_t>(t.family.N)) {
-      fail(where_of("speeds"), fmt::format("speeds lists {} values but N = {}; expected one "
-                                           "speed per server",
-                                           t.speeds.size(), t.family.N));
-    }
-    const double mean_speed = t.speeds.empty()
-                                  ? 1.0
-                                  : std::accumulate(t.speeds.begin(), t.speeds.end(), 0.0) /
-                                        static_cast<double>(t.speeds.size());
-    t.lambda = d.load.relative ? d.load.value * mean_speed : d.load.value;
-  }
-
-  // Options checks of the method against the system (the methods' own validation).
-  void check_options(const Task& t, const model::System& system) const {
-    if (t.method == Method::exact) check_exact(t, system);
-    if (t.method == Method::simulate) {
-      try {
-        sim::validate(t.simulate);
-      } catch (const InputError& e) {
-        fail_from(block_.where, e, "options the simulator accepts (docs/sim.md)");
-      }
-      // power_of_d samples among a job's compatible servers: more than the largest type has
-      // would silently sample fewer. (The default 2 on singleton types is plain random routing.)
-      const int largest = system.family.max_type_size();
-      if (t.simulate.policy == sim::Policy::power_of_d && axes_.find("policy_d") != nullptr &&
-          t.simulate.policy_d > largest)
-        fail(where_of("policy_d"),
-             fmt::format("policy_d = {} exceeds the {} servers of the largest job type of {}; "
-                         "expected at most {} (power_of_d samples among a job's servers)",
-                         t.simulate.policy_d, largest, qsweep::name_of(t.family.kind), largest));
-    }
-  }
-
-  // False if the task is outside the stability region (an error with on_unstable: error).
-  bool check_stable(const Task& t, KnownSystem& known) const {
-    if (t.lambda <= known.stable_up_to) return true;
-    if (t.lambda >= known.unstable_from && !state_.on_unstable_error) return false;
-    const auto report = model::check_stability(*known.system);
-    if (report.ok) {
-      known.stable_up_to = t.lambda;
-      return true;
-    }
-    known.unstable_from = std::min(known.unstable_from, t.lambda);
-    if (state_.on_unstable_error)
-      fail(block_.where, fmt::format("task '{}' is unstable: {}; expected a load inside the "
-                                     "stability region (or on_unstable: store)",
-                                     describe(t), report.describe()));
-    return false;
-  }
-
-  void check_exact(const Task& t, const model::System& system) const {
-    const auto v = exact::validate(system, t.exact);
-    if (!v.ok())
-      fail(where_of(v.option),
-           fmt::format("{} ('{}'); expected {}", v.problem, describe(t), v.expected));
-  }
-
   void add_task() {
     Draft d = draft();
-    derive(d);
+    method_.derive(d, *this);
     Task& t = d.task;
     if (!seen_.insert(digest(canonical_text(t))).second) return;  // same task as an earlier point
     t.id = state_.tasks.size();
-    state_.list_bytes += list_bytes(t);
+    state_.list_bytes += method_.list_bytes(t);
     if (state_.list_bytes > kMaxPlanListBytes)
       fail(block_.where, fmt::format("the lists of the tasks up to '{}' (speeds, types, ...) take "
                                      "{:.3g} GB and every rank holds the plan; expected at most "
@@ -443,36 +297,10 @@ class BlockExpander {
                                      "speed_profile)",
                                      describe(t), static_cast<double>(state_.list_bytes) * 1e-9,
                                      kMaxPlanListBytes >> 30));
-    // The exact engines of a listed family (graphs, explicit types) hold 2^N sets: refuse a
-    // large N before the family is built (a ring of 10^7 servers alone takes a GB).
-    if (t.method == Method::exact && !has_symmetric_engine(t.family.kind) &&
-        t.family.N > exact::kMaxGeneralServers)
-      fail(where_of("N"),
-           fmt::format("N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
-                       "and family {} has no symmetric engine ('{}'); expected N <= {}, or a "
-                       "family with a symmetric engine (complete, independent, singletons_full; "
-                       "identical speeds)",
-                       t.family.N, name_of(t.family.kind), describe(t), exact::kMaxGeneralServers));
-    const model::System* system = nullptr;
-    bool stable = true;
-    if (is_system_method(t.method)) {
-      KnownSystem& known = systems_.get(t, block_.where);
-      known.system->lambda = t.lambda;
-      check_options(t, *known.system);
-      stable = check_stable(t, known);
-      system = known.system.get();
-    } else {
-      try {
-        ldp::validate(t.ldp);
-      } catch (const InputError& e) {
-        fail_from(block_.where, e, "options the ldp estimators accept (docs/ldp.md)");
-      }
-    }
-    if (stable) {
-      const CostEstimate estimate = estimate_cost(t, system);
-      t.cost = estimate.seconds;
-      t.memory = estimate.memory.bytes;
-      t.result_memory = estimate.memory.result_bytes;
+    if (const std::optional<CostEstimate> estimate = method_.prepare(t, *this)) {
+      t.cost = estimate->seconds;
+      t.memory = estimate->memory.bytes;
+      t.result_memory = estimate->memory.result_bytes;
     } else {
       state_.unstable_tasks.push_back(t.id);
     }
@@ -481,10 +309,10 @@ class BlockExpander {
 
   const BlockInput& block_;
   PlanState& state_;
+  const MethodAdapter& method_;
   Axes axes_;
   std::vector<const KeySpec*> absent_required_;  // required keys the block does not give
   std::vector<std::size_t> value_index_;
-  SystemCache systems_;
   std::unordered_set<Digest, DigestHash> seen_;
 };
 

@@ -1,10 +1,11 @@
 #pragma once
-// Private to the sweep layer: the table of block keys (one entry per key and method set) and the
+// Private to the sweep layer: block keys (each method adapter lists its own, method.hpp) and the
 // parsing of a key's value into an axis of the sweep. docs/sweep-format.md documents each key;
-// block_keys() (plan.hpp) exposes the same table to `qsweep eval` and its --help.
+// block_keys() (plan.hpp) exposes them to `qsweep eval` and its --help.
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,7 +52,6 @@ struct Bounds {
 
 struct KeySpec {
   std::string_view name;
-  unsigned methods = 0;  // bits: 1 << Method
   Kind kind = Kind::real;
   std::string_view help;                  // one line: what it means (docs, --help)
   Bounds bounds;                          // integer, real, load
@@ -67,11 +67,29 @@ struct KeySpec {
   std::string expected() const;  // "an integer >= 1", "one of: a, b", ... for messages
 };
 
-constexpr unsigned bit(Method m) { return 1u << static_cast<unsigned>(m); }
-
-const std::vector<KeySpec>& key_specs();
 // The key `name` of a block of `method`, or nullptr.
 const KeySpec* find_key(std::string_view name, Method method);
+
+// ---- for the keys of the method adapters ------------------------------------------------------
+
+// Value accessors: parse_axis guarantees the alternative that matches the key's kind.
+inline std::int64_t integer(const Value& v) { return std::get<std::int64_t>(v); }
+inline int small_int(const Value& v) { return static_cast<int>(std::get<std::int64_t>(v)); }
+inline double real(const Value& v) { return std::get<double>(v); }
+inline bool boolean(const Value& v) { return std::get<bool>(v); }
+inline const std::string& text(const Value& v) { return std::get<std::string>(v); }
+
+inline constexpr double kIntMax = std::numeric_limits<int>::max();
+
+inline Bounds at_least(double lo) { return {lo, 1e300, false, false}; }
+inline Bounds above(double lo) { return {lo, 1e300, true, false}; }
+inline Bounds between(double lo, double hi, bool lo_open, bool hi_open) {
+  return {lo, hi, lo_open, hi_open};
+}
+
+// A fixed key's non-empty list of numbers > 0; `what` names it in messages.
+std::vector<double> positive_list(const YAML::Node& node, const Locator& loc,
+                                  std::string_view what);
 
 // A key's values: one point for a scalar or fixed key, several for a list or a generator.
 struct Axis {

@@ -12,6 +12,7 @@
 #include "canonical.hpp"
 #include "expand.hpp"
 #include "keys.hpp"
+#include "method.hpp"
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/sweep/sha256.hpp"
@@ -68,9 +69,8 @@ detail::BlockInput block_input(const YAML::Node& node, int index, const Locator&
     }
   }
   if (!has_method)
-    fail(block.where, fmt::format("block {} has no method; expected method: exact, simulate or "
-                                  "ldp",
-                                  index + 1));
+    fail(block.where,
+         fmt::format("block {} has no method; expected method: {}", index + 1, method_list()));
   return block;
 }
 
@@ -176,7 +176,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   int index = 0;
   for (const auto& node : *blocks) {
     detail::BlockInput block = block_input(node, index++, loc);
-    if (block.method != Method::exact && !seed)
+    if (detail::method_adapter(block.method).random && !seed)
       fail(block.where, fmt::format("a {} block needs a seed and the file has none; expected "
                                     "seed: <integer> at the top of the file",
                                     name_of(block.method)));
@@ -326,21 +326,19 @@ std::string value_name(const detail::KeySpec& spec) {
 
 std::vector<KeyInfo> block_keys() {
   std::vector<KeyInfo> keys;
-  for (const auto& spec : detail::key_specs()) {
-    std::string methods;
-    for (Method m : {Method::exact, Method::simulate, Method::ldp})
-      if (spec.methods & detail::bit(m))
-        methods += (methods.empty() ? "" : ", ") + std::string(name_of(m));
-    auto same = std::find_if(keys.begin(), keys.end(),
-                             [&](const KeyInfo& k) { return k.name == spec.name; });
-    if (same == keys.end()) {
-      keys.push_back({std::string(spec.name), methods, std::string(spec.help), value_name(spec)});
-    } else {  // one key of several methods (policy, policy_d), its help once per meaning
-      same->methods += ", " + methods;
-      if (same->help.find(spec.help) == std::string::npos)
-        same->help += "; " + std::string(spec.help);
+  for (Method method : kMethods)
+    for (const auto& spec : detail::method_adapter(method).keys) {
+      const std::string methods(name_of(method));
+      auto same = std::find_if(keys.begin(), keys.end(),
+                               [&](const KeyInfo& k) { return k.name == spec.name; });
+      if (same == keys.end()) {
+        keys.push_back({std::string(spec.name), methods, std::string(spec.help), value_name(spec)});
+      } else {  // one key of several methods (policy, policy_d), its help once per meaning
+        same->methods += ", " + methods;
+        if (same->help.find(spec.help) == std::string::npos)
+          same->help += "; " + std::string(spec.help);
+      }
     }
-  }
   return keys;
 }
 

@@ -31,10 +31,10 @@ inline sweep::Plan hook_plan(std::size_t n, const std::string& name, double cost
   for (std::size_t i = 0; i < n; ++i) {
     sweep::Task task;
     task.id = i;
-    task.method = sweep::Method::exact;
-    task.family.kind = model::FamilyKind::ring;
-    task.family.N = 4;
-    task.lambda = 0.1 + static_cast<double>(i) / 1000.0;
+    task.params = sweep::ExactTask{};
+    task.system().family.kind = model::FamilyKind::ring;
+    task.system().family.N = 4;
+    task.system().lambda = 0.1 + static_cast<double>(i) / 1000.0;
     task.cost = cost;
     plan.tasks.push_back(task);
   }
@@ -44,7 +44,7 @@ inline sweep::Plan hook_plan(std::size_t n, const std::string& name, double cost
 // A done outcome whose EQ is 2 lambda: the file shows which task's result landed in which row.
 inline sweep::TaskOutcome fake_result(const sweep::Task& task) {
   exact::Result result;
-  result.EQ = 2.0 * task.lambda;
+  result.EQ = 2.0 * task.system().lambda;
   result.engine = "hook";
   return sweep::TaskOutcome{sweep::TaskStatus::done, "", result, 0.0, {}};
 }

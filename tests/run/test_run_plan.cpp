@@ -70,7 +70,7 @@ TEST_F(RunPlanTest, EveryTaskRunsOnceAndLandsInItsRow) {
     EXPECT_EQ(status, sweep::TaskStatus::done);
   for (const std::int32_t attempts : reader.attempts()) EXPECT_EQ(attempts, 1);
   const std::vector<double> eq = stored_EQ();
-  for (const sweep::Task& task : plan.tasks) EXPECT_EQ(eq[task.id], 2.0 * task.lambda);
+  for (const sweep::Task& task : plan.tasks) EXPECT_EQ(eq[task.id], 2.0 * task.system().lambda);
   EXPECT_EQ(reader.attribute("mpi_ranks"), "1");
 }
 
@@ -131,7 +131,7 @@ TEST_F(RunPlanTest, ResumeRunsOnlyFailedAndPendingTasks) {
   for (std::uint64_t id = 0; id < 30; ++id) {
     EXPECT_EQ(attempts[id], (id == 4 || id == 5 || id == 29) ? 2 : 1) << id;
   }
-  EXPECT_EQ(stored_EQ()[5], 2.0 * plan.tasks[5].lambda);
+  EXPECT_EQ(stored_EQ()[5], 2.0 * plan.tasks[5].system().lambda);
 
   // Resume of a finished file runs nothing.
   calls->clear();

@@ -114,7 +114,7 @@ TEST(Layout, RowsWidthsAndOffsetsFollowThePlan) {
   // Rows are task order within each method.
   std::array<std::uint64_t, 3> rows{};
   for (const sweep::Task& task : plan.tasks) {
-    EXPECT_EQ(layout.row_of(task.id), rows[static_cast<std::size_t>(task.method)]++);
+    EXPECT_EQ(layout.row_of(task.id), rows[static_cast<std::size_t>(task.method())]++);
   }
   EXPECT_EQ(rows[0], 5u);  // 2 N x 2 lambda + 1 path
   EXPECT_EQ(rows[1], 1u);
@@ -165,7 +165,7 @@ TEST_F(ResultsFileTest, CreateSizesEverythingAndStartsPending) {
     const std::vector<std::string> methods = raw_text(file.id, "/tasks/method");
     for (std::size_t i = 0; i < n; ++i) {
       EXPECT_EQ(ids[i], static_cast<std::int64_t>(i));
-      EXPECT_EQ(methods[i], std::string(qsweep::name_of(plan.tasks[i].method)));
+      EXPECT_EQ(methods[i], std::string(qsweep::name_of(plan.tasks[i].method())));
     }
 
     // Parameters are in place before any task runs; results are NaN.
@@ -176,9 +176,9 @@ TEST_F(ResultsFileTest, CreateSizesEverythingAndStartsPending) {
     ASSERT_EQ(task_id.size(), 5u);
     for (std::size_t row = 0; row < task_id.size(); ++row) {
       const sweep::Task& task = plan.tasks.at(static_cast<std::size_t>(task_id[row]));
-      EXPECT_EQ(task.method, sweep::Method::exact);
-      EXPECT_EQ(N[row], task.family.N);
-      EXPECT_EQ(lambda[row], task.lambda);
+      EXPECT_EQ(task.method(), sweep::Method::exact);
+      EXPECT_EQ(N[row], task.system().family.N);
+      EXPECT_EQ(lambda[row], task.system().lambda);
       EXPECT_TRUE(std::isnan(EQ[row]));
     }
     EXPECT_EQ(raw_dims(file.id, "/exact/pmf"), (std::vector<hsize_t>{5, 10}));

@@ -65,7 +65,7 @@ std::vector<Cell> cells_of_task(const std::string& path, const Layout& layout,
     const DatasetInfo d = info(path, dataset);
     cells.push_back({dataset, d.offset + id * d.element, d.element});
   }
-  const GroupLayout& group = layout.groups()[layout.group_index(plan.tasks[id].method)];
+  const GroupLayout& group = layout.groups()[layout.group_index(plan.tasks[id].method())];
   const std::uint64_t row = layout.row_of(id);
   for (const ColumnLayout& column : group.columns) {
     const std::string dataset = "/" + group.name + "/" + column.spec.name;

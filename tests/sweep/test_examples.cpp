@@ -30,8 +30,8 @@ TEST(Examples, DefaultSweepIsSmallAndCoversSeveralFamilies) {
   std::set<model::FamilyKind> families;
   double cost = 0.0;
   for (const Task& t : plan.tasks) {
-    EXPECT_EQ(t.method, Method::exact);
-    families.insert(t.family.kind);
+    EXPECT_EQ(t.method(), Method::exact);
+    families.insert(t.system().family.kind);
     cost += t.cost;
   }
   EXPECT_GE(families.size(), 4u);
@@ -48,7 +48,7 @@ TEST(Docs, EveryKeyAndColumnIsDocumented) {
   ASSERT_FALSE(doc.empty());
   for (const auto& key : block_keys())
     EXPECT_NE(doc.find("`" + key.name + "`"), std::string::npos) << "key " << key.name;
-  for (Method m : {Method::exact, Method::simulate, Method::ldp})
+  for (Method m : kMethods)
     for (const auto& column : group_columns(m))
       EXPECT_NE(doc.find("`" + column.name + "`"), std::string::npos)
           << group_name(m) << " column " << column.name;

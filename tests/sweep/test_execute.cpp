@@ -35,7 +35,7 @@ std::size_t cell_length(const CellValue& value) {
 }
 
 TEST(Columns, SchemaIsWellFormed) {
-  for (Method m : {Method::exact, Method::simulate, Method::ldp}) {
+  for (Method m : kMethods) {
     const auto& columns = group_columns(m);
     ASSERT_FALSE(columns.empty());
     EXPECT_EQ(columns.front().name, "task_id");
@@ -78,8 +78,9 @@ blocks:
   for (const Task& task : plan.tasks) {
     const TaskOutcome outcome = execute(task);
     ASSERT_EQ(outcome.status, TaskStatus::done) << describe(task) << ": " << outcome.error;
-    const model::System system(model::Family(task.family), task.speeds, task.lambda);
-    const exact::Result expected = exact::evaluate(system, task.exact);
+    const model::System system(model::Family(task.system().family), task.system().speeds,
+                               task.system().lambda);
+    const exact::Result expected = exact::evaluate(system, task.as<ExactTask>().options);
     EXPECT_EQ(std::get<exact::Result>(outcome.result), expected) << describe(task);
 
     const Row row = make_row(task, outcome);
@@ -124,14 +125,17 @@ blocks:
     const Task& task = plan.tasks[i];
     const TaskOutcome outcome = execute(task);
     ASSERT_EQ(outcome.status, TaskStatus::done) << describe(task) << ": " << outcome.error;
-    const model::System system(model::Family(task.family), task.speeds, task.lambda);
-    const exact::Result expected = exact::evaluate(system, task.exact);
+    const model::System system(model::Family(task.system().family), task.system().speeds,
+                               task.system().lambda);
+    const exact::Result expected = exact::evaluate(system, task.as<ExactTask>().options);
     const Row row = make_row(task, outcome);
     EXPECT_EQ(cell<std::vector<std::int64_t>>(row, Method::exact, "joint_shape"), shapes[i]);
     EXPECT_EQ(cell<std::vector<double>>(row, Method::exact, "joint_pmf"), expected.joint_pmf);
-    EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "joint_qmax"), task.exact.joint_qmax);
+    EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "joint_qmax"),
+              task.as<ExactTask>().options.joint_qmax);
     const bool on = !shapes[i].empty();
-    EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "joint_bin"), on ? task.exact.joint_bin : -1);
+    EXPECT_EQ(cell<std::int64_t>(row, Method::exact, "joint_bin"),
+              on ? task.as<ExactTask>().options.joint_bin : -1);
     if (on) {
       EXPECT_EQ(cell<double>(row, Method::exact, "joint_mass"), expected.joint_mass);
       EXPECT_GT(expected.joint_mass, 0.9);
@@ -172,8 +176,8 @@ TEST(Execute, UnstableAndFailedTasksCarryParametersAndNoResults) {
   EXPECT_TRUE(cell<std::vector<double>>(row, Method::exact, "pmf").empty());
 
   Task broken = plan.tasks[0];
-  broken.lambda = 0.5;
-  broken.exact.qmax = -5;  // bypasses validation: execute must report, not throw
+  broken.system().lambda = 0.5;
+  broken.as<ExactTask>().options.qmax = -5;  // bypasses validation: execute must report, not throw
   const TaskOutcome failed = execute(broken);
   EXPECT_EQ(failed.status, TaskStatus::failed);
   EXPECT_NE(failed.error.find("qmax"), std::string::npos) << failed.error;
@@ -209,7 +213,7 @@ blocks:
     if (auto* r = std::get_if<ldp::Result>(&backward[i].result))  // a timing, not a result
       r->cpu_seconds = std::get<ldp::Result>(forward[i].result).cpu_seconds;
     EXPECT_EQ(forward[i].result, backward[i].result) << describe(plan.tasks[i]);
-    const auto& columns = group_columns(plan.tasks[i].method);
+    const auto& columns = group_columns(plan.tasks[i].method());
     const Row row = make_row(plan.tasks[i], forward[i]);
     for (std::size_t c = 0; c < columns.size(); ++c)
       EXPECT_LE(cell_length(row.cells[c]), planned_length(plan.tasks[i], columns[c]))
@@ -288,14 +292,16 @@ blocks:
   std::size_t checked = 0;
   const std::string sweeps = std::string(QSWEEP_SOURCE_DIR) + "/sweeps/";
   for (const Task& t : load_plan(sweeps + "paper-redundancy-fig4-occupancy.yaml").tasks) {
-    if (t.method != Method::simulate) continue;
+    if (t.method() != Method::simulate) continue;
     const TaskOutcome o = execute(t);
     ASSERT_EQ(o.status, TaskStatus::done) << describe(t);
     EXPECT_EQ(o.warning, "") << describe(t);
     ++checked;
   }
   for (const Task& t : load_plan(sweeps + "paper-jsq-fig2.yaml").tasks) {
-    if (t.ldp.estimator == ldp::Estimator::monte_carlo || t.ldp.n > 200) continue;
+    if (t.as<LdpTask>().options.estimator == ldp::Estimator::monte_carlo ||
+        t.as<LdpTask>().options.n > 200)
+      continue;
     const TaskOutcome o = execute(t);
     ASSERT_EQ(o.status, TaskStatus::done) << describe(t);
     EXPECT_EQ(o.warning, "") << describe(t);

@@ -57,10 +57,10 @@ blocks:
         const Task& t = plan.tasks[i];
         EXPECT_EQ(t.id, i);
         EXPECT_EQ(t.block, 0);
-        EXPECT_EQ(t.method, Method::exact);
-        EXPECT_EQ(t.family.kind, family);
-        EXPECT_EQ(t.family.N, N);
-        EXPECT_EQ(t.lambda, lambda);
+        EXPECT_EQ(t.method(), Method::exact);
+        EXPECT_EQ(t.system().family.kind, family);
+        EXPECT_EQ(t.system().family.N, N);
+        EXPECT_EQ(t.system().lambda, lambda);
         ++i;
       }
 }
@@ -78,9 +78,10 @@ blocks:
   ASSERT_EQ(plan.tasks.size(), 6u);
   for (std::size_t i = 0; i < 6; ++i) {
     const Task& t = plan.tasks[i];
-    EXPECT_EQ(t.family.kind, i < 3 ? model::FamilyKind::ring : model::FamilyKind::complete);
-    EXPECT_EQ(t.family.N, 4 + static_cast<int>(i % 3));
-    EXPECT_DOUBLE_EQ(t.lambda, 0.2 + 0.1 * static_cast<double>(i % 3));
+    EXPECT_EQ(t.system().family.kind,
+              i < 3 ? model::FamilyKind::ring : model::FamilyKind::complete);
+    EXPECT_EQ(t.system().family.N, 4 + static_cast<int>(i % 3));
+    EXPECT_DOUBLE_EQ(t.system().lambda, 0.2 + 0.1 * static_cast<double>(i % 3));
   }
 }
 
@@ -98,8 +99,9 @@ blocks:
 )");
   ASSERT_EQ(plan.tasks.size(), 6u);
   for (const Task& t : plan.tasks) {
-    EXPECT_EQ(t.family.d, t.family.N == 4 ? 2 : 3);
-    EXPECT_EQ(t.exact.qmax, static_cast<int>(std::lround(t.lambda * 10)) - 1);
+    EXPECT_EQ(t.system().family.d, t.system().family.N == 4 ? 2 : 3);
+    EXPECT_EQ(t.as<ExactTask>().options.qmax,
+              static_cast<int>(std::lround(t.system().lambda * 10)) - 1);
   }
 }
 
@@ -111,9 +113,9 @@ blocks:
 )");
   ASSERT_EQ(plan.tasks.size(), 5u);
   for (std::size_t i = 0; i < 5; ++i)
-    EXPECT_NEAR(plan.tasks[i].lambda, 0.1 + 0.1 * static_cast<double>(i), 1e-15);
-  EXPECT_EQ(plan.tasks.front().lambda, 0.1);
-  EXPECT_EQ(plan.tasks.back().lambda, 0.5);
+    EXPECT_NEAR(plan.tasks[i].system().lambda, 0.1 + 0.1 * static_cast<double>(i), 1e-15);
+  EXPECT_EQ(plan.tasks.front().system().lambda, 0.1);
+  EXPECT_EQ(plan.tasks.back().system().lambda, 0.5);
 }
 
 TEST(Generators, LogspaceIsNumpyStyleWithBase) {
@@ -124,10 +126,10 @@ blocks:
 )");
   ASSERT_EQ(plan.tasks.size(), 8u);
   std::vector<int> Ns;
-  for (std::size_t i = 0; i < 8; i += 2) Ns.push_back(plan.tasks[i].family.N);
+  for (std::size_t i = 0; i < 8; i += 2) Ns.push_back(plan.tasks[i].system().family.N);
   EXPECT_EQ(Ns, (std::vector<int>{4, 8, 16, 32}));
-  EXPECT_NEAR(plan.tasks[0].lambda, 0.01, 1e-16);
-  EXPECT_NEAR(plan.tasks[1].lambda, 0.1, 1e-16);
+  EXPECT_NEAR(plan.tasks[0].system().lambda, 0.01, 1e-16);
+  EXPECT_NEAR(plan.tasks[1].system().lambda, 0.1, 1e-16);
 }
 
 TEST(Generators, HeavyTrafficAndRhoScaleWithTheMeanSpeed) {
@@ -148,11 +150,11 @@ blocks:
 )");
   ASSERT_EQ(plan.tasks.size(), 4u);
   for (int k = 1; k <= 3; ++k)
-    EXPECT_NEAR(plan.tasks[static_cast<std::size_t>(k - 1)].lambda,
+    EXPECT_NEAR(plan.tasks[static_cast<std::size_t>(k - 1)].system().lambda,
                 2.0 * (1.0 - std::pow(10.0, -k)), 1e-14);
   const Task& profiled = plan.tasks[3];
-  EXPECT_EQ(profiled.speeds, model::speed_profile("two_class", 4, 3.0));
-  EXPECT_DOUBLE_EQ(profiled.lambda, 0.5 * (3 + 3 + 1 + 1) / 4.0);
+  EXPECT_EQ(profiled.system().speeds, model::speed_profile("two_class", 4, 3.0));
+  EXPECT_DOUBLE_EQ(profiled.system().lambda, 0.5 * (3 + 3 + 1 + 1) / 4.0);
 }
 
 TEST(Expand, ParametersOnlyMultiplyTheFamiliesThatUseThem) {
@@ -170,11 +172,11 @@ blocks:
   ASSERT_EQ(plan.tasks.size(), 5u);
   std::multiset<model::FamilyKind> kinds;
   for (const Task& t : plan.tasks) {
-    kinds.insert(t.family.kind);
-    const auto uses = model::family_uses(t.family.kind);
-    EXPECT_EQ(uses.eps, !std::isnan(t.family.eps));
+    kinds.insert(t.system().family.kind);
+    const auto uses = model::family_uses(t.system().family.kind);
+    EXPECT_EQ(uses.eps, !std::isnan(t.system().family.eps));
     if (!uses.d) {
-      EXPECT_EQ(t.family.d, model::FamilyParams{}.d);
+      EXPECT_EQ(t.system().family.d, model::FamilyParams{}.d);
     }
   }
   EXPECT_EQ(kinds.count(model::FamilyKind::ring), 1u);
@@ -200,14 +202,15 @@ blocks:
     lambda: 0.3
 )");
   ASSERT_EQ(plan.tasks.size(), 4u);
-  EXPECT_EQ(plan.tasks[0].family.N, 9);
-  EXPECT_EQ(plan.tasks[1].family.N, 12);
-  const auto& types = plan.tasks[2].family.types;
+  EXPECT_EQ(plan.tasks[0].system().family.N, 9);
+  EXPECT_EQ(plan.tasks[1].system().family.N, 12);
+  const auto& types = plan.tasks[2].system().family.types;
   ASSERT_EQ(types.size(), 2u);
   EXPECT_EQ(types[0].servers, (std::vector<int>{0, 1}));
   EXPECT_EQ(types[1].servers, (std::vector<int>{2}));
   EXPECT_EQ(types[1].p, 0.75);
-  EXPECT_EQ(plan.tasks[3].family.tree_edges, (std::vector<std::pair<int, int>>{{0, 1}, {1, 2}}));
+  EXPECT_EQ(plan.tasks[3].system().family.tree_edges,
+            (std::vector<std::pair<int, int>>{{0, 1}, {1, 2}}));
 }
 
 TEST(Expand, MethodOptionsReachTheTask) {
@@ -238,7 +241,7 @@ blocks:
     samples: 1.0e4
 )");
   ASSERT_EQ(plan.tasks.size(), 2u);
-  const auto& s = plan.tasks[0].simulate;
+  const auto& s = plan.tasks[0].as<SimulateTask>().options;
   EXPECT_EQ(s.policy, sim::Policy::power_of_d);
   EXPECT_EQ(s.policy_d, 3);
   EXPECT_EQ(s.service.kind, sim::ServiceKind::hyperexponential);
@@ -247,7 +250,7 @@ blocks:
   EXPECT_EQ(s.warmup, 100.0);
   EXPECT_EQ(s.replications, 4);
   EXPECT_EQ(s.qmax, 6);
-  const auto& l = plan.tasks[1].ldp;
+  const auto& l = plan.tasks[1].as<LdpTask>().options;
   EXPECT_EQ(l.n, 50);
   EXPECT_EQ(l.j, 3);
   EXPECT_EQ(l.T, 2.0);
@@ -265,8 +268,8 @@ blocks:
   - {method: exact, family: star, N: *sizes, lambda: 0.5}
 )");
   ASSERT_EQ(plan.tasks.size(), 4u);
-  EXPECT_EQ(plan.tasks[3].family.N, 6);
-  EXPECT_EQ(plan.tasks[3].family.kind, model::FamilyKind::star);
+  EXPECT_EQ(plan.tasks[3].system().family.N, 6);
+  EXPECT_EQ(plan.tasks[3].system().family.kind, model::FamilyKind::star);
 }
 
 TEST(Plan, TopLevelKeys) {
@@ -348,7 +351,7 @@ blocks: [{method: exact, family: [complete, ring], N: [4, 6], lambda: [0.3, 0.6]
   for (Task& t : recosted) t.cost *= 3.0;
   EXPECT_EQ(plan_hash(recosted), a.hash);
   std::vector<Task> changed = a.tasks;
-  changed[2].exact.qmax = 1;
+  changed[2].as<ExactTask>().options.qmax = 1;
   EXPECT_NE(plan_hash(changed), a.hash);
 }
 
@@ -368,7 +371,8 @@ blocks:
 )");
   std::vector<std::uint64_t> expected;
   for (const Task& t : plan.tasks) {
-    const model::System system(model::Family(t.family), t.speeds, t.lambda);
+    const model::System system(model::Family(t.system().family), t.system().speeds,
+                               t.system().lambda);
     if (!model::check_stability(system).ok) expected.push_back(t.id);
   }
   EXPECT_FALSE(expected.empty());
@@ -405,7 +409,8 @@ blocks:
   EXPECT_EQ(plan.tasks.size(), 34u);
   EXPECT_TRUE(plan.unstable_tasks.empty());
   for (const Task& t : plan.tasks) {
-    if (t.method != Method::exact || std::fabs(t.lambda - (1.0 - 1e-12)) > 1e-15) continue;
+    if (t.method() != Method::exact || std::fabs(t.system().lambda - (1.0 - 1e-12)) > 1e-15)
+      continue;
     const TaskOutcome outcome = execute(t);
     SCOPED_TRACE(describe(t));
     EXPECT_EQ(outcome.status, TaskStatus::done) << outcome.error;
@@ -457,9 +462,9 @@ blocks:
 )";
   const Plan plan = parse(wedge + "    joint_qmax: [10, 99]\n    joint_bin: 5\n");
   ASSERT_EQ(plan.tasks.size(), 2u);
-  EXPECT_EQ(plan.tasks[1].exact.joint_qmax, 99);
-  EXPECT_EQ(plan.tasks[1].exact.joint_bin, 5);
-  EXPECT_EQ(parse(wedge).tasks[0].exact.joint_qmax, -1);  // off by default
+  EXPECT_EQ(plan.tasks[1].as<ExactTask>().options.joint_qmax, 99);
+  EXPECT_EQ(plan.tasks[1].as<ExactTask>().options.joint_bin, 5);
+  EXPECT_EQ(parse(wedge).tasks[0].as<ExactTask>().options.joint_qmax, -1);  // off by default
   EXPECT_EQ(error_of(wedge + "    joint_qmax: [10, 2000]\n")
                 .rfind("test.yaml:8:22: joint_qmax = 2000 "
                        "with joint_bin = 1 gives 4e+06 bins",
@@ -513,7 +518,7 @@ blocks:
 
   const Plan ldp = plan_from_flags(
       {{"method", "ldp"}, {"seed", "3"}, {"n", "10"}, {"j", "3"}, {"T", "1"}, {"lambda", "0.9"}});
-  EXPECT_EQ(ldp.tasks[0].method, Method::ldp);
+  EXPECT_EQ(ldp.tasks[0].method(), Method::ldp);
   EXPECT_EQ(ldp.tasks[0].seed, 3u);
 }
 
@@ -566,10 +571,10 @@ blocks:
   - {method: simulate, family: ring, N: 4, lambda: 0.5, policy: redundancy_cos, longest_idle: true}
 )");
   ASSERT_EQ(plan.tasks.size(), 3u);
-  EXPECT_EQ(plan.tasks[0].exact.policy, exact::Policy::redundancy_coc);
-  EXPECT_EQ(plan.tasks[1].exact.policy, exact::Policy::redundancy_cos);
+  EXPECT_EQ(plan.tasks[0].as<ExactTask>().options.policy, exact::Policy::redundancy_coc);
+  EXPECT_EQ(plan.tasks[1].as<ExactTask>().options.policy, exact::Policy::redundancy_cos);
   EXPECT_NE(plan_hash({plan.tasks[0]}), plan_hash({plan.tasks[1]}));
-  EXPECT_TRUE(plan.tasks[2].simulate.longest_idle);
+  EXPECT_TRUE(plan.tasks[2].as<SimulateTask>().options.longest_idle);
   EXPECT_EQ(describe(plan.tasks[1]), "exact redundancy_cos ring N=4 lambda=0.5 qmax=0");
   EXPECT_EQ(describe(plan.tasks[2]).rfind("simulate redundancy_cos(longest_idle) ring N=4", 0), 0u);
   EXPECT_EQ(error_of("name: c\nblocks:\n  - {method: exact, family: ring, N: 4, lambda: 0.5, "

@@ -53,7 +53,7 @@ class Layout {
 
  private:
   std::vector<GroupLayout> groups_;
-  std::array<std::size_t, 3> group_of_method_{};
+  std::array<std::size_t, sweep::kMethodCount> group_of_method_{};
   std::vector<std::uint64_t> row_of_task_;
 };
 

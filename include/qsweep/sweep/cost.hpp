@@ -11,8 +11,8 @@
 namespace qsweep::sweep {
 
 // The memory a task adds to the process that runs it (bytes), counted from the data structures
-// of its kernel (src/sweep/cost.cpp derives each formula). The process's own baseline (the plan,
-// MPI, HDF5) is not included: the runner measures it.
+// of its kernel (each method's adapter, src/sweep/method_<name>.cpp, derives its formulas). The
+// process's own baseline (the plan, MPI, HDF5) is not included: the runner measures it.
 struct MemoryEstimate {
   double bytes = 0.0;         // peak, the result included
   double result_bytes = 0.0;  // the result and one copy of it, held until its batch is written

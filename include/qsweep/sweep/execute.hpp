@@ -5,9 +5,6 @@
 #include <string>
 #include <variant>
 
-#include "qsweep/exact/exact.hpp"
-#include "qsweep/ldp/ldp.hpp"
-#include "qsweep/sim/simulate.hpp"
 #include "qsweep/sweep/task.hpp"
 
 namespace qsweep::sweep {
@@ -34,7 +31,7 @@ struct TaskOutcome {
   TaskStatus status = TaskStatus::pending;
   std::string error;  // failed: the exception message; unstable: the violating server set
   // The method's result (exact::Result also for unstable exact tasks: it says which set).
-  std::variant<std::monostate, exact::Result, sim::Result, ldp::Result> result;
+  MethodResult result;
   double wall_seconds = 0.0;
   // done: empty, or "; "-separated sentences saying why the result should not be trusted
   // silently, the most serious first (docs/sim.md, docs/ldp.md, "Warnings"). Last, so that

@@ -77,4 +77,15 @@ struct KeyInfo {
 };
 std::vector<KeyInfo> block_keys();
 
+// The methods a block may name, in Method order, for help texts.
+struct MethodInfo {
+  Method method = Method::exact;
+  std::string description;  // one line
+  bool needs_seed = false;  // random: a block of it needs the sweep's seed
+};
+std::vector<MethodInfo> methods();
+
+// "exact, simulate or ldp".
+std::string method_list();
+
 }  // namespace qsweep::sweep

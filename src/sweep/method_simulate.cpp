@@ -1,0 +1,429 @@
+// The method `simulate`: discrete-event simulation of redundancy and dispatching policies
+// (src/sim), on the system of the shared keys (method_system.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cost_detail.hpp"
+#include "method_system.hpp"
+#include "qsweep/sim/kernel.hpp"
+#include "qsweep/sim/simulate.hpp"
+#include "qsweep/sim/stability.hpp"
+
+namespace qsweep::sweep::detail {
+namespace {
+
+const sim::Options& options_of(const Task& t) { return t.as<SimulateTask>().options; }
+sim::Options& options_of(Task& t) { return t.as<SimulateTask>().options; }
+
+// ---- keys --------------------------------------------------------------------------------------
+
+Value parse_service_values(const YAML::Node& node, const Locator& loc) {
+  return positive_list(node, loc, "service_values");
+}
+Value parse_service_weights(const YAML::Node& node, const Locator& loc) {
+  return positive_list(node, loc, "service_weights");
+}
+
+// Designated initializers leave the unnamed members at their defaults, as intended.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+std::vector<KeySpec> keys() {
+  std::vector<KeySpec> k = system_keys();
+  k.push_back({.name = "qmax",
+               .kind = Kind::integer,
+               .help = "P(Q = q) is computed for q = 0..qmax (default 0)",
+               .bounds = between(0, 100'000, false, false),
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).qmax = small_int(v); }});
+  k.push_back({.name = "policy",
+               .kind = Kind::choice,
+               .help = "simulate: redundancy or dispatching policy (default redundancy_coc)",
+               .choices = enum_names<sim::Policy>(),
+               .selector = true,
+               .apply = [](Draft& d, const Value& v) {
+                 options_of(d.task).policy = *parse_name<sim::Policy>(text(v));
+               }});
+  k.push_back(
+      {.name = "policy_d",
+       .kind = Kind::integer,
+       .help = "servers sampled by power_of_d (default 2)",
+       .bounds = between(1, kIntMax, false, false),
+       .used_by = "policy power_of_d",
+       .applies =
+           [](const Draft& d) { return options_of(d.task).policy == sim::Policy::power_of_d; },
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).policy_d = small_int(v); }});
+  k.push_back({.name = "service",
+               .kind = Kind::choice,
+               .help = "job size distribution, unit mean (default exponential)",
+               .choices = enum_names<sim::ServiceKind>(),
+               .selector = true,
+               .apply = [](Draft& d, const Value& v) {
+                 options_of(d.task).service.kind = *parse_name<sim::ServiceKind>(text(v));
+               }});
+  k.push_back(
+      {.name = "cv2",
+       .kind = Kind::real,
+       .help = "squared coefficient of variation of the hyperexponential service",
+       .bounds = at_least(1),
+       .required = true,
+       .used_by = "service hyperexponential",
+       .applies =
+           [](const Draft& d) {
+             return options_of(d.task).service.kind == sim::ServiceKind::hyperexponential;
+           },
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).service.cv2 = real(v); }});
+  k.push_back({.name = "service_values",
+               .kind = Kind::fixed,
+               .help = "support of the empirical service distribution (rescaled to mean 1)",
+               .required = true,
+               .used_by = "service empirical",
+               .applies =
+                   [](const Draft& d) {
+                     return options_of(d.task).service.kind == sim::ServiceKind::empirical;
+                   },
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).service.values = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_service_values});
+  k.push_back({.name = "service_weights",
+               .kind = Kind::fixed,
+               .help = "probabilities of service_values (default uniform)",
+               .used_by = "service empirical",
+               .applies =
+                   [](const Draft& d) {
+                     return options_of(d.task).service.kind == sim::ServiceKind::empirical;
+                   },
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).service.weights = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_service_weights});
+  k.push_back(
+      {.name = "identical_replicas",
+       .kind = Kind::boolean,
+       .help = "replicas of a job share one size (default false: independent sizes)",
+       .used_by = "policy redundancy_coc",
+       .applies =
+           [](const Draft& d) { return options_of(d.task).policy == sim::Policy::redundancy_coc; },
+       .apply = [](Draft& d,
+                   const Value& v) { options_of(d.task).identical_replicas = boolean(v); }});
+  k.push_back(
+      {.name = "longest_idle",
+       .kind = Kind::boolean,
+       .help = "a job that finds several idle servers starts at the one idle longest (default "
+               "false: uniformly)",
+       .used_by = "policy redundancy_cos",
+       .applies =
+           [](const Draft& d) { return options_of(d.task).policy == sim::Policy::redundancy_cos; },
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).longest_idle = boolean(v); }});
+  k.push_back({.name = "horizon",
+               .kind = Kind::real,
+               .help = "simulated time per replication after warm-up (default 1e5)",
+               .bounds = above(0),
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).horizon = real(v); }});
+  k.push_back({.name = "warmup",
+               .kind = Kind::real,
+               .help = "simulated time discarded first (default: detected by MSER-5)",
+               .bounds = at_least(0),
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).warmup = real(v); }});
+  k.push_back(
+      {.name = "replications",
+       .kind = Kind::integer,
+       .help = "independent replications, the confidence intervals come from them (default 8)",
+       .bounds = between(2, 1'000'000, false, false),
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).replications = small_int(v); }});
+  k.push_back(
+      {.name = "target_rel_half_width",
+       .kind = Kind::real,
+       .help = "add replications until E[T]'s relative half-width is below this (default 0: off)",
+       .bounds = at_least(0),
+       .apply = [](Draft& d, const Value& v) {
+         options_of(d.task).target_rel_half_width = real(v);
+       }});
+  k.push_back({.name = "max_replications",
+               .kind = Kind::integer,
+               .help = "cap on replications with target_rel_half_width (default 256)",
+               .bounds = between(2, 1'000'000, false, false),
+               .apply = [](Draft& d, const Value& v) {
+                 options_of(d.task).max_replications = small_int(v);
+               }});
+  k.push_back(
+      {.name = "occupancy_max",
+       .kind = Kind::integer,
+       .help = "fraction of servers with >= i jobs for i = 1..occupancy_max (default 0)",
+       .bounds = between(0, 100'000, false, false),
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).occupancy_max = small_int(v); }});
+  return k;
+}
+#pragma GCC diagnostic pop
+
+// ---- cost --------------------------------------------------------------------------------------
+
+// Seconds per elementary step, measured with `qsweep eval` on the development machine
+// (docs/sweep-format.md, "Cost estimates"); only the orders of magnitude matter.
+constexpr double kSecondsPerEvent = 1.6e-7;  // one simulated arrival or departure
+
+CostEstimate simulate_cost(const Task& task, const model::System& system) {
+  const auto& o = options_of(task);
+  // A detected warm-up costs a pilot run and discards about a tenth of the horizon.
+  const double warmup = o.warmup >= 0.0 ? o.warmup : 0.2 * o.horizon;
+  const double replications = o.target_rel_half_width > 0.0 ? o.max_replications : o.replications;
+  const double events = 2.0 * system.total_arrival_rate() * (o.horizon + warmup) * replications;
+  return {events * kSecondsPerEvent,
+          fmt::format("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications)",
+                      events, system.total_arrival_rate(), o.horizon + warmup, replications),
+          {}};
+}
+
+// Simulation (src/sim), per server, in the phase that holds the most: while a replication runs,
+// the speeds (8 B), the estimates over replications of E[R_n] and utilisation (two PairMoments
+// of 6 doubles: 96 B), the replication's Observer (a Level of 16 B, a busy time 8 B, a speed
+// class 4 B) and the E[R_n] and utilisation it returns (16 B): 148 B, plus the kernel's
+// (kernels.hpp; the Markov race for exponential sizes of independent replicas, else
+// event-driven): the race's busy set (list and position 8 B, a copy of the speeds 8 B, with
+// unequal speeds a sum tree of up to 4 doubles); the redundancy kernel's list heads and tails
+// (8 B), with events a heap position and entry (20 B); a dispatching kernel's ring queue (24 B)
+// and its first buffer (4 ints: a 32 B chunk; with events 4 queued jobs, an 80 B chunk, a heap
+// position and entry and a free time: 108 B). Later phases hold less per server: the estimates
+// with the result's four values and half-widths (96 + 32 B), then the result and its copy
+// (64 B). Jobs in the system of the redundancy and event kernels (a job record and its
+// replicas' list nodes, about 48 B, twice that while their arrays grow): at most
+// N rho / (1 - rho), the mean of independent M/M/1 queues. Per level of qmax and occupancy_max:
+// a Level, a PairMoments, a replication value and two result values (88 B). The family's lists
+// (graphs) as for exact, and the stability check of a listed family where it needs more.
+MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
+  const auto& o = options_of(task);
+  const double N = system.N();
+  const bool redundancy = o.policy == sim::Policy::redundancy_coc;
+  // As sim's resolve_kernel: the Markov race for exponential sizes of independent replicas.
+  const bool markov = o.service.kind == sim::ServiceKind::exponential && !o.identical_replicas &&
+                      o.policy != sim::Policy::redundancy_cos;
+  const double race = markov ? 16.0 + (system.identical_speeds() ? 0.0 : 32.0) : 0.0;
+  const double kernel = redundancy ? (markov ? 8.0 : 28.0) : (markov ? 56.0 : 132.0);
+  const double per_server = 148.0 + race + kernel;
+  const double rho = std::min(system.rho(), 0.999);
+  const bool jobs_in_queues = !redundancy && markov;  // ints in the ring buffers counted above
+  const double jobs =
+      jobs_in_queues ? 0.0
+                     : std::min(N * rho / (1.0 - rho), static_cast<double>(sim::kMaxJobsInSystem));
+  const double levels = o.qmax + 2.0 + o.occupancy_max;
+  const double result = 32.0 * N + 16.0 * levels;
+  const double replication = per_server * N + 2.0 * 48.0 * jobs + 88.0 * levels;
+  const double peak = std::max({replication, 104.0 * N + result, stability_check_bytes(system)});
+  return {peak + family_bytes(system.family), 2.0 * result,
+          fmt::format("{:g} servers x {:g} B + {:.3g} jobs x 96 B", N, per_server, jobs)};
+}
+
+CostEstimate cost(const Task& task, const model::System& system) {
+  CostEstimate estimate = simulate_cost(task, system);
+  estimate.memory = simulate_memory(task, system);
+  return estimate;
+}
+
+// ---- expansion ---------------------------------------------------------------------------------
+
+std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
+  KnownSystem& known = known_system(t, block);
+  const sim::Options& o = options_of(t);
+  try {
+    sim::validate(o);
+  } catch (const InputError& e) {
+    fail_from(block.where(), e, "options the simulator accepts (docs/sim.md)");
+  }
+  // power_of_d samples among a job's compatible servers: more than the largest type has
+  // would silently sample fewer. (The default 2 on singleton types is plain random routing.)
+  const int largest = known.system->family.max_type_size();
+  if (o.policy == sim::Policy::power_of_d && block.gives("policy_d") && o.policy_d > largest)
+    fail(block.where_of("policy_d"),
+         fmt::format("policy_d = {} exceeds the {} servers of the largest job type of {}; "
+                     "expected at most {} (power_of_d samples among a job's servers)",
+                     o.policy_d, largest, name_of(t.system().family.kind), largest));
+  if (!check_stable(t, known, block)) return std::nullopt;
+  return cost(t, *known.system);
+}
+
+CostEstimate estimate(const Task& t) { return cost(t, build_system(t.system())); }
+
+// ---- execution and text ------------------------------------------------------------------------
+
+void run(const Task& task, TaskOutcome& outcome) {
+  const model::System system = build_system(task.system());
+  // The policy's own stability region, not only eq. (2) (random routing, power_of_d).
+  const sim::PolicyStability stability = sim::check_stability(system, options_of(task));
+  if (!stability.stable) {
+    outcome.status = TaskStatus::unstable;
+    outcome.error = stability.reason;
+    return;
+  }
+  const auto& result = outcome.result.emplace<sim::Result>(
+      sim::simulate(system, options_of(task), task.seed, task.id));
+  outcome.status = TaskStatus::done;
+  outcome.warning = stability.warning;
+  if (!result.warning.empty())
+    outcome.warning += (outcome.warning.empty() ? "" : "; ") + result.warning;
+}
+
+std::string describe_task(const Task& t) {
+  const sim::Options& o = options_of(t);
+  std::string policy(name_of(o.policy));
+  if (o.policy == sim::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
+  if (o.longest_idle) policy += "(longest_idle)";
+  std::string service(name_of(o.service.kind));
+  if (o.service.kind == sim::ServiceKind::hyperexponential)
+    service += fmt::format("(cv2={:g})", o.service.cv2);
+  return fmt::format("simulate {} {} service={} horizon={:g} replications={}", policy,
+                     family_text(t.system()), service, o.horizon, o.replications);
+}
+
+std::string category_of(const Task& t) {
+  return fmt::format("{} {}", name_of(t.system().family.kind), name_of(options_of(t).policy));
+}
+
+// ---- results columns ---------------------------------------------------------------------------
+
+std::vector<Column> columns() {
+  using R = sim::Result;
+  std::vector<Column> c{task_id_column()};
+  add_system_parameters(c);
+  c.push_back(parameter("policy", "redundancy or dispatching policy", "", ColumnType::str,
+                        [](const Task& t) { return std::string(name_of(options_of(t).policy)); }));
+  c.push_back(parameter("policy_d", "servers sampled by power_of_d (-1: other policy)", "",
+                        ColumnType::i64, [](const Task& t) {
+                          return options_of(t).policy == sim::Policy::power_of_d
+                                     ? std::int64_t{options_of(t).policy_d}
+                                     : kNone;
+                        }));
+  c.push_back(
+      parameter("service", "job size distribution (unit mean)", "", ColumnType::str,
+                [](const Task& t) { return std::string(name_of(options_of(t).service.kind)); }));
+  c.push_back(parameter("cv2", "squared coefficient of variation of hyperexponential sizes", "",
+                        ColumnType::f64, [](const Task& t) {
+                          return options_of(t).service.kind == sim::ServiceKind::hyperexponential
+                                     ? options_of(t).service.cv2
+                                     : kNaN;
+                        }));
+  c.push_back(parameter(
+      "identical_replicas", "1 if the replicas of a job share one size", "", ColumnType::i64,
+      [](const Task& t) { return std::int64_t{options_of(t).identical_replicas}; }));
+  c.push_back(parameter("longest_idle",
+                        "1 if redundancy_cos starts a job at its longest idle server (-1: other "
+                        "policy)",
+                        "", ColumnType::i64, [](const Task& t) {
+                          return options_of(t).policy == sim::Policy::redundancy_cos
+                                     ? std::int64_t{options_of(t).longest_idle}
+                                     : kNone;
+                        }));
+  c.push_back(parameter("horizon", "simulated time per replication after warm-up", "time",
+                        ColumnType::f64, [](const Task& t) { return options_of(t).horizon; }));
+  c.push_back(parameter(
+      "warmup", "warm-up asked for (NaN: detected, see warmup_used)", "time", ColumnType::f64,
+      [](const Task& t) { return options_of(t).warmup >= 0.0 ? options_of(t).warmup : kNaN; }));
+  c.push_back(parameter("replications", "replications asked for", "", ColumnType::i64,
+                        [](const Task& t) { return std::int64_t{options_of(t).replications}; }));
+  c.push_back(parameter("target_rel_half_width", "target relative half-width of E[T] (0: none)", "",
+                        ColumnType::f64,
+                        [](const Task& t) { return options_of(t).target_rel_half_width; }));
+  c.push_back(
+      parameter("max_replications", "cap on replications with a target", "", ColumnType::i64,
+                [](const Task& t) { return std::int64_t{options_of(t).max_replications}; }));
+  c.push_back(parameter("qmax", "P(Q = q) is estimated for q = 0..qmax", "", ColumnType::i64,
+                        [](const Task& t) { return std::int64_t{options_of(t).qmax}; }));
+  c.push_back(parameter("occupancy_max", "occupancy x_i is estimated for i = 1..occupancy_max", "",
+                        ColumnType::i64,
+                        [](const Task& t) { return std::int64_t{options_of(t).occupancy_max}; }));
+  const std::pair<const char*, double R::*> estimates[] = {
+      {"EQ", &R::EQ},           {"EQ_hw", &R::EQ_hw}, {"VarQ", &R::VarQ},
+      {"VarQ_hw", &R::VarQ_hw}, {"ET", &R::ET},       {"ET_hw", &R::ET_hw}};
+  const char* estimate_text[] = {"time-average number of jobs E[Q]",
+                                 "95% half-width of EQ",
+                                 "time-average variance of the number of jobs",
+                                 "95% half-width of VarQ",
+                                 "mean sojourn time E[T]",
+                                 "95% half-width of ET"};
+  const char* estimate_units[] = {"jobs", "jobs", "jobs^2", "jobs^2", "time", "time"};
+  for (std::size_t i = 0; i < std::size(estimates); ++i)
+    c.push_back(result_f64<R>(estimates[i].first, estimate_text[i], estimate_units[i],
+                              estimates[i].second));
+  const auto series = [](const Task& t) {
+    return static_cast<std::size_t>(options_of(t).qmax) + 1;
+  };
+  const auto occupancy = [](const Task& t) {
+    return static_cast<std::size_t>(options_of(t).occupancy_max);
+  };
+  c.push_back(result_vector<R>("pmf", "P(Q = q), q = 0..qmax (time fraction)", "",
+                               ColumnType::f64_vector, &R::pmf, series));
+  c.push_back(result_vector<R>("pmf_hw", "95% half-widths of pmf", "", ColumnType::f64_vector,
+                               &R::pmf_hw, series));
+  c.push_back(result_vector<R>("occupancy",
+                               "fraction of servers with >= i jobs, i = 1..occupancy_max", "",
+                               ColumnType::f64_vector, &R::occupancy, occupancy));
+  c.push_back(result_vector<R>("occupancy_hw", "95% half-widths of occupancy", "",
+                               ColumnType::f64_vector, &R::occupancy_hw, occupancy));
+  const auto types = [](const Task& t) { return listable_types(t, sim::kMaxTrackedTypes); };
+  add_type_columns<R>(c, types);
+  c.push_back(result_vector<R>("EQ_type_hw", "95% half-widths of EQ_type", "jobs",
+                               ColumnType::f64_ragged, &R::EQ_type_hw, types));
+  c.push_back(result_vector<R>("ET_type", "mean sojourn time of type S", "time",
+                               ColumnType::f64_ragged, &R::ET_type, types));
+  c.push_back(result_vector<R>("ET_type_hw", "95% half-widths of ET_type", "time",
+                               ColumnType::f64_ragged, &R::ET_type_hw, types));
+  c.push_back(result_vector<R>("ER_server", "mean number of jobs (replicas) at server n", "jobs",
+                               ColumnType::f64_ragged, &R::ER_server, servers));
+  c.push_back(result_vector<R>("ER_server_hw", "95% half-widths of ER_server", "jobs",
+                               ColumnType::f64_ragged, &R::ER_server_hw, servers));
+  c.push_back(result_vector<R>("utilisation", "fraction of time server n is busy", "",
+                               ColumnType::f64_ragged, &R::utilisation, servers));
+  c.push_back(result_vector<R>("utilisation_hw", "95% half-widths of utilisation", "",
+                               ColumnType::f64_ragged, &R::utilisation_hw, servers));
+  c.push_back(result_f64<R>("T_p50", "median sojourn time", "time", &R::T_p50));
+  c.push_back(result_f64<R>("T_p50_hw", "95% half-width of T_p50", "time", &R::T_p50_hw));
+  c.push_back(result_f64<R>("T_p90", "90th percentile of the sojourn time", "time", &R::T_p90));
+  c.push_back(result_f64<R>("T_p90_hw", "95% half-width of T_p90", "time", &R::T_p90_hw));
+  c.push_back(result_f64<R>("T_p99", "99th percentile of the sojourn time", "time", &R::T_p99));
+  c.push_back(result_f64<R>("T_p99_hw", "95% half-width of T_p99", "time", &R::T_p99_hw));
+  c.push_back(
+      result_f64<R>("warmup_used", "simulated time discarded per replication", "time", &R::warmup));
+  c.push_back(result_i64<R>("warmup_detected", "1 if the warm-up was detected (MSER-5)",
+                            &R::warmup_detected));
+  c.push_back(result_i64<R>("replications_used", "replications run", &R::replications));
+  c.push_back(
+      result_f64<R>("hw99_factor", "99% half-width = 95% half-width x this", "", &R::hw99_factor));
+  c.push_back(result_i64<R>("events", "arrivals and departures simulated", &R::events));
+  c.push_back(
+      {{"events_per_second", "simulated events per wall-clock second", "1/s", ColumnType::f64},
+       [](const Task&, const TaskOutcome& o) -> CellValue {
+         const R* r = done_result<R>(o);
+         return r && o.wall_seconds > 0.0 ? static_cast<double>(r->events) / o.wall_seconds : kNaN;
+       },
+       {}});
+  return c;
+}
+
+}  // namespace
+
+const MethodAdapter& simulate_method() {
+  static const MethodAdapter adapter{
+      .method = Method::simulate,
+      .description = "discrete-event simulation with confidence intervals",
+      .random = true,
+      .keys = keys(),
+      .columns = columns(),
+      .derive = derive_system,
+      .list_bytes =
+          [](const Task& t) {
+            const sim::Options& o = options_of(t);
+            return system_list_bytes(t.system()) +
+                   (o.service.values.size() + o.service.weights.size()) * sizeof(double);
+          },
+      .prepare = prepare,
+      .estimate = estimate,
+      .run = run,
+      .describe = describe_task,
+      .category = category_of,
+  };
+  return adapter;
+}
+
+}  // namespace qsweep::sweep::detail

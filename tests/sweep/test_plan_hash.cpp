@@ -1,0 +1,103 @@
+// The plan hash is what `qsweep run --resume` compares with the hash stored in a results file:
+// a change to it makes every results file written before it refuse to resume. These hashes were
+// computed by qsweep built from main at 33e1b4b (`qsweep plan --json FILE`, "plan_hash"), before
+// a task held its method's parameters as one variant alternative; a test that fails here means
+// the canonical form of a Task (Task::serialize, src/sweep/canonical.hpp) changed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::sweep {
+namespace {
+
+struct Pinned {
+  const char* name;
+  const char* yaml;
+  std::size_t tasks;
+  const char* hash;
+};
+
+const Pinned kPinned[] = {
+    {"exact", R"(name: pin-exact
+blocks:
+  - method: exact
+    family: [ring, complete, explicit]
+    N: 4
+    types: [{servers: [1, 2], p: 0.5}, {servers: [2, 3, 4], p: 0.5}]
+    rho: [0.3, 0.9, 1.2]
+    qmax: 5
+    policy: [redundancy_coc, redundancy_cos]
+  - method: exact
+    family: torus
+    rows: 3
+    cols: 3
+    speed_profile: two_class
+    fast: 2
+    lambda: {heavy_traffic: [1, 2]}
+  - method: exact
+    family: explicit
+    N: 3
+    types: [{servers: [1, 2], p: 0.5}, {servers: [3], p: 0.5}]
+    lambda: 0.4
+    joint_qmax: 3
+    joint_bin: 2
+)",
+     21, "966d424eba982462624ae6111954d5fb8ba54046f2e5295634fabe33881c2f01"},
+    {"simulate", R"(name: pin-simulate
+seed: 7
+blocks:
+  - method: simulate
+    family: hetero_ring
+    N: 6
+    eps: [0.2, 0.4]
+    speeds: [1, 2, 1, 2, 1, 2]
+    lambda: 0.5
+    policy: [redundancy_coc, power_of_d, redundancy_cos]
+    policy_d: 2
+    service: hyperexponential
+    cv2: 4
+    horizon: 100
+    qmax: 4
+    occupancy_max: 2
+)",
+     6, "5c8af0cd815b4713ce7bed511a384a9cd65e7ad4adab21b3802d1589c8fa538e"},
+    {"mixed", R"(name: pin-mixed
+seed: 20261130
+blocks:
+  - method: ldp
+    policy: [jsq, power_of_d]
+    n: 10
+    j: 3
+    T: 1
+    lambda: 0.9
+    estimator: [exact, monte_carlo]
+    samples: 2000
+    initial_counts: [2, 8]
+  - method: exact
+    family: path
+    N: 5
+    lambda: 0.4
+  - method: simulate
+    family: complete
+    N: 5
+    d: 3
+    rho: 0.7
+    service: empirical
+    service_values: [1, 2, 3]
+    service_weights: [0.5, 0.25, 0.25]
+)",
+     6, "247eb7e0ebcb0494b87319d127c50cae41c0462e24beaaf555fdb7eeeb19744d"},
+};
+
+TEST(PlanHash, EqualsTheHashOfResultsFilesWrittenBefore) {
+  for (const Pinned& pinned : kPinned) {
+    const Plan plan = parse_plan(pinned.yaml, std::string(pinned.name) + ".yaml");
+    EXPECT_EQ(plan.tasks.size(), pinned.tasks) << pinned.name;
+    EXPECT_EQ(plan.hash, pinned.hash) << pinned.name << ": resume of older results files breaks";
+  }
+}
+
+}  // namespace
+}  // namespace qsweep::sweep

@@ -17,11 +17,12 @@ namespace detail {
 const MethodAdapter& exact_method();
 const MethodAdapter& simulate_method();
 const MethodAdapter& ldp_method();
+const MethodAdapter& meanfield_method();
 
 const MethodAdapter& method_adapter(Method method) {
   static const std::array<const MethodAdapter*, kMethodCount> adapters = [] {
     const std::array<const MethodAdapter*, kMethodCount> all{&exact_method(), &simulate_method(),
-                                                             &ldp_method()};
+                                                             &ldp_method(), &meanfield_method()};
     for (std::size_t i = 0; i < all.size(); ++i)
       if (all[i]->method != kMethods[i])
         throw std::logic_error("the method registry is not in Method order");

@@ -49,7 +49,7 @@ TEST(EnumNames, EveryTableIsAOneToOneMap) {
 // parameter columns) and sweep files use them, so they never change.
 TEST(EnumNames, NamesStoredInFilesAreStable) {
   EXPECT_EQ(enum_names<sweep::Method>(),
-            (std::vector<std::string_view>{"exact", "simulate", "ldp"}));
+            (std::vector<std::string_view>{"exact", "simulate", "ldp", "meanfield"}));
   EXPECT_EQ(name_of(sweep::TaskStatus::unstable), "unstable");
   EXPECT_EQ(name_of(model::FamilyKind::explicit_types), "explicit");
   EXPECT_EQ(name_of(sim::Policy::power_of_d), "power_of_d");

@@ -547,8 +547,8 @@ TEST(Keys, TableIsConsistentWithTheModel) {
     ADD_FAILURE() << name;
     return KeyInfo{};
   };
-  EXPECT_EQ(find("lambda").methods, "exact, simulate, ldp");
-  EXPECT_EQ(find("policy").methods, "exact, simulate, ldp");
+  EXPECT_EQ(find("lambda").methods, "exact, simulate, ldp, meanfield");
+  EXPECT_EQ(find("policy").methods, "exact, simulate, ldp, meanfield");
   std::set<std::string> names;
   for (const auto& k : keys) EXPECT_TRUE(names.insert(k.name).second) << k.name;
   // The speed profiles offered by the sweep file are the model's.

@@ -14,12 +14,13 @@
 
 #include "qsweep/exact/exact.hpp"
 #include "qsweep/ldp/ldp.hpp"
+#include "qsweep/meanfield/meanfield.hpp"
 #include "qsweep/model/family.hpp"
 #include "qsweep/sim/simulate.hpp"
 
 namespace qsweep::sweep {
 
-enum class Method : std::uint8_t { exact, simulate, ldp };
+enum class Method : std::uint8_t { exact, simulate, ldp, meanfield };
 
 // The queueing system of the methods that run on one (exact and simulate).
 struct SystemParams {
@@ -58,8 +59,20 @@ struct LdpTask {
   friend bool operator==(const LdpTask&, const LdpTask&) = default;
 };
 
+struct MeanfieldTask {
+  static constexpr Method kMethod = Method::meanfield;
+  static constexpr std::string_view kName = "meanfield";
+  using Result = meanfield::Result;
+  meanfield::Options options;  // the system too: N -> infinity servers of rate 1
+  friend bool operator==(const MeanfieldTask&, const MeanfieldTask&) = default;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar& options;
+  }
+};
+
 // Every method, alternative i being Method i.
-using MethodParams = std::variant<ExactTask, SimulateTask, LdpTask>;
+using MethodParams = std::variant<ExactTask, SimulateTask, LdpTask, MeanfieldTask>;
 
 inline constexpr std::size_t kMethodCount = std::variant_size_v<MethodParams>;
 

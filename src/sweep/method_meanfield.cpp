@@ -1,0 +1,260 @@
+// The method `meanfield`: the N -> infinity limit of many unit-rate servers under a JSQ-like
+// policy (src/meanfield): fixed point of the occupancy, per-server E[Q] and E[T], and the fluid
+// trajectory from a given start. Deterministic: it needs no seed.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "method_system.hpp"
+#include "qsweep/meanfield/meanfield.hpp"
+
+namespace qsweep::sweep::detail {
+namespace {
+
+const meanfield::Options& options_of(const Task& t) { return t.as<MeanfieldTask>().options; }
+meanfield::Options& options_of(Task& t) { return t.as<MeanfieldTask>().options; }
+
+// ---- keys --------------------------------------------------------------------------------------
+
+Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
+  const std::string expected =
+      "a list of numbers >= 0 (index k: count or fraction of queues of length k at time 0)";
+  if (!node.IsSequence() || node.size() == 0)
+    fail(loc.at(node), fmt::format("initial_counts is {}; expected {}", show(node), expected));
+  if (node.size() > static_cast<std::size_t>(meanfield::kMaxLevels) + 1)
+    fail(loc.at(node), fmt::format("initial_counts has {} entries; expected at most {}",
+                                   node.size(), meanfield::kMaxLevels + 1));
+  std::vector<double> counts;
+  double total = 0.0;
+  for (const auto& item : node) {
+    double value = 0.0;
+    try {
+      value = item.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(loc.at(item), fmt::format("a count is {}; expected {}", show(item), expected));
+    }
+    if (!(value >= 0.0 && std::isfinite(value)))
+      fail(loc.at(item), fmt::format("a count is {}; expected {}", show(item), expected));
+    total += value;
+    counts.push_back(value);
+  }
+  if (!(total > 0.0 && std::isfinite(total)))
+    fail(loc.at(node),
+         fmt::format("initial_counts sum to {}; expected a finite positive total", total));
+  return counts;
+}
+
+bool has_trajectory(const Draft& d) { return d.task.as<MeanfieldTask>().options.horizon > 0.0; }
+
+// Designated initializers leave the unnamed members at their defaults, as intended.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+std::vector<KeySpec> keys() {
+  std::vector<KeySpec> k{lambda_key()};  // per-server arrival rate; servers have rate 1
+  k.push_back({.name = "policy",
+               .kind = Kind::choice,
+               .help = "meanfield: dispatching policy of the N -> infinity system (default "
+                       "power_of_d)",
+               .choices = enum_names<meanfield::Policy>(),
+               .selector = true,
+               .apply = [](Draft& d, const Value& v) {
+                 options_of(d.task).policy = *parse_name<meanfield::Policy>(text(v));
+               }});
+  k.push_back(
+      {.name = "policy_d",
+       .kind = Kind::integer,
+       .help = "servers sampled by power_of_d (default 2)",
+       .bounds = between(1, 1'000'000, false, false),
+       .used_by = "policy power_of_d",
+       .applies =
+           [](const Draft& d) {
+             return options_of(d.task).policy == meanfield::Policy::power_of_d;
+           },
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).policy_d = small_int(v); }});
+  k.push_back(
+      {.name = "occupancy_max",
+       .kind = Kind::integer,
+       .help = "report x_1..x_occupancy_max (default 0: until x_k < tolerance)",
+       .bounds = between(0, meanfield::kMaxLevels, false, false),
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).occupancy_max = small_int(v); }});
+  k.push_back({.name = "tolerance",
+               .kind = Kind::real,
+               .help = "the occupancy stops before the first x_k below it (default 1e-15)",
+               .bounds = between(0, 1, true, true),
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).tolerance = real(v); }});
+  k.push_back({.name = "horizon",
+               .kind = Kind::real,
+               .help = "end of the fluid trajectory x(t) (default 0: no trajectory)",
+               .bounds = between(0, 1e6, false, false),
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).horizon = real(v); }});
+  k.push_back(
+      {.name = "time_points",
+       .kind = Kind::integer,
+       .help = "times of the trajectory, evenly spaced over [0, horizon] (default 11)",
+       .bounds = between(1, 100'000, false, false),
+       .used_by = "horizon > 0",
+       .applies = has_trajectory,
+       .apply = [](Draft& d, const Value& v) { options_of(d.task).time_points = small_int(v); }});
+  k.push_back({.name = "initial_counts",
+               .kind = Kind::fixed,
+               .help = "trajectory start: weight of queues of length k = 0, 1, ... (counts or "
+                       "fractions; default: all queues empty)",
+               .used_by = "horizon > 0",
+               .applies = has_trajectory,
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).initial_counts = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_initial_counts});
+  return k;
+}
+#pragma GCC diagnostic pop
+
+void derive(Draft& d, const BlockContext& block) {
+  meanfield::Options& o = options_of(d.task);
+  o.lambda = d.load.value;  // servers of rate 1: rho and lambda coincide
+  if (!(o.lambda < 1.0))
+    fail(block.where_of("lambda"),
+         fmt::format("lambda = {:g} has no mean-field fixed point; expected lambda < 1 (servers "
+                     "of rate 1)",
+                     o.lambda));
+}
+
+// ---- cost --------------------------------------------------------------------------------------
+
+// Seconds per occupancy level and per Runge-Kutta step and level (orders of magnitude).
+constexpr double kSecondsPerLevel = 1e-8;
+constexpr double kSecondsPerStepLevel = 2e-7;
+
+CostEstimate estimate(const Task& task) {
+  const auto& o = options_of(task);
+  const double levels = meanfield::levels(o);
+  const double steps = o.horizon / o.dt;
+  const double values = static_cast<double>(meanfield::trajectory_size(o)) + 2.0 * levels;
+  CostEstimate cost{
+      levels * kSecondsPerLevel + steps * levels * kSecondsPerStepLevel,
+      fmt::format("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels", levels, steps, levels),
+      {}};
+  cost.memory = {16.0 * values, 16.0 * values,
+                 fmt::format("{:.3g} occupancy and trajectory values x 16 B", values)};
+  return cost;
+}
+
+std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
+  try {
+    meanfield::validate(options_of(t));
+  } catch (const InputError& e) {
+    fail_from(block.where(), e, "options the meanfield method accepts (docs/meanfield.md)");
+  }
+  return estimate(t);
+}
+
+// ---- execution and text ------------------------------------------------------------------------
+
+void run(const Task& task, TaskOutcome& outcome) {
+  outcome.result.emplace<meanfield::Result>(meanfield::solve(options_of(task)));
+  outcome.status = TaskStatus::done;
+}
+
+std::string describe_task(const Task& t) {
+  const meanfield::Options& o = options_of(t);
+  std::string policy(name_of(o.policy));
+  if (o.policy == meanfield::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
+  std::string text = fmt::format("meanfield {} lambda={:.6g}", policy, o.lambda);
+  if (o.horizon > 0.0) text += fmt::format(" horizon={:g}", o.horizon);
+  return text;
+}
+
+std::string category_of(const Task& t) { return std::string(name_of(options_of(t).policy)); }
+
+// ---- results columns ---------------------------------------------------------------------------
+
+std::vector<Column> columns() {
+  using R = meanfield::Result;
+  std::vector<Column> c{task_id_column()};
+  const auto levels = [](const Task& t) {
+    return static_cast<std::size_t>(meanfield::levels(options_of(t)));
+  };
+  const auto times = [](const Task& t) {
+    return options_of(t).horizon > 0.0 ? static_cast<std::size_t>(options_of(t).time_points)
+                                       : std::size_t{0};
+  };
+  const auto trajectory = [](const Task& t) { return meanfield::trajectory_size(options_of(t)); };
+  c.push_back(parameter("policy", "dispatching policy", "", ColumnType::str,
+                        [](const Task& t) { return std::string(name_of(options_of(t).policy)); }));
+  c.push_back(parameter("policy_d", "servers sampled by power_of_d (-1: other policy)", "",
+                        ColumnType::i64, [](const Task& t) {
+                          return options_of(t).policy == meanfield::Policy::power_of_d
+                                     ? std::int64_t{options_of(t).policy_d}
+                                     : kNone;
+                        }));
+  c.push_back(parameter("lambda", "per-server arrival rate (servers of rate 1)", "1/time",
+                        ColumnType::f64, [](const Task& t) { return options_of(t).lambda; }));
+  c.push_back(parameter("tolerance", "the occupancy stops before the first x_k below it", "",
+                        ColumnType::f64, [](const Task& t) { return options_of(t).tolerance; }));
+  c.push_back(parameter("occupancy_max", "levels asked for (0: until x_k < tolerance)", "",
+                        ColumnType::i64,
+                        [](const Task& t) { return std::int64_t{options_of(t).occupancy_max}; }));
+  c.push_back(parameter("levels",
+                        "K: occupancy levels reported (occupancy_max, else the levels with "
+                        "x_k >= tolerance and the longest initial queue)",
+                        "", ColumnType::i64,
+                        [levels](const Task& t) { return static_cast<std::int64_t>(levels(t)); }));
+  c.push_back(parameter("horizon", "end of the fluid trajectory (0: none)", "time", ColumnType::f64,
+                        [](const Task& t) { return options_of(t).horizon; }));
+  c.push_back(parameter("time_points", "times of the trajectory (-1: no trajectory)", "",
+                        ColumnType::i64, [](const Task& t) {
+                          return options_of(t).horizon > 0.0
+                                     ? std::int64_t{options_of(t).time_points}
+                                     : kNone;
+                        }));
+  c.push_back(parameter(
+      "initial_counts",
+      "trajectory start: weight of queues of length k, k = 0.. (empty: all empty)", "",
+      ColumnType::f64_ragged, [](const Task& t) { return options_of(t).initial_counts; },
+      [](const Task& t) { return options_of(t).initial_counts.size(); }));
+  c.push_back(result_f64<R>("EQ", "mean number of jobs per server, sum_i x_i (not truncated)",
+                            "jobs", &R::EQ));
+  c.push_back(result_f64<R>("ET", "mean sojourn time EQ / lambda", "time", &R::ET));
+  c.push_back(result_vector<R>("occupancy",
+                               "fixed point x_1..x_K (fraction of servers with >= i jobs); "
+                               "levels beyond K are below tolerance or cut by occupancy_max",
+                               "", ColumnType::f64_ragged, &R::occupancy, levels));
+  c.push_back(result_f64<R>("tail", "x_{K+1} of the fixed point: the first level not reported", "",
+                            &R::tail));
+  c.push_back(result_vector<R>("times", "times of the trajectory, evenly spaced over [0, horizon]",
+                               "time", ColumnType::f64_ragged, &R::times, times));
+  c.push_back(result_vector<R>("trajectory",
+                               "fluid x_1(t)..x_K(t) at each of the times, row-major "
+                               "(time_points x levels values)",
+                               "", ColumnType::f64_ragged, &R::trajectory, trajectory));
+  c.push_back(result_f64<R>("trajectory_tail",
+                            "largest x_{K+1}(t) over the times: what the trajectory rows omit", "",
+                            &R::trajectory_tail));
+  return c;
+}
+
+}  // namespace
+
+const MethodAdapter& meanfield_method() {
+  static const MethodAdapter adapter{
+      .method = Method::meanfield,
+      .description = "N -> infinity limit: mean-field fixed point and fluid trajectory",
+      .random = false,
+      .keys = keys(),
+      .columns = columns(),
+      .derive = derive,
+      .list_bytes = [](const Task& t) -> std::uint64_t {
+        return options_of(t).initial_counts.size() * sizeof(double);
+      },
+      .prepare = prepare,
+      .estimate = estimate,
+      .run = run,
+      .describe = describe_task,
+      .category = category_of,
+  };
+  return adapter;
+}
+
+}  // namespace qsweep::sweep::detail

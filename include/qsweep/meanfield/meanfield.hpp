@@ -72,7 +72,9 @@ struct Result {
   friend bool operator==(const Result&, const Result&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
-    ar& EQ& ET& occupancy& tail& times& trajectory& trajectory_tail;
+    // clang-format off
+    ar & EQ & ET & occupancy & tail & times & trajectory & trajectory_tail;
+    // clang-format on
   }
 };
 

@@ -38,7 +38,7 @@ sweep::Plan no_op_plan(std::size_t n) {
 }
 
 sweep::TaskOutcome no_op(const sweep::Task&) {
-  return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0, {}};
+  return sweep::TaskOutcome{TaskStatus::done, "", {}, 0.0, {}};
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "qsweep/run/plan_results.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/sweep/execute.hpp"
@@ -31,12 +32,12 @@ struct Fixture {
         "    lambda: {linspace: [0.01, 0.95, " +
             std::to_string(kTasks) + "]}\n    qmax: 20\n",
         "bench.yaml");
-    layout = std::make_unique<store::Layout>(plan);
+    layout = std::make_unique<store::Layout>(run::results_layout(plan));
     path = (std::filesystem::temp_directory_path() /
             ("qsweep-bench-store-" + std::to_string(getpid()) + ".h5"))
                .string();
-    store::ResultsFile::create(path, plan, *layout, store::Provenance::now("bench", 1),
-                               MPI_COMM_WORLD);
+    run::create_results_file(path, plan, *layout, store::Provenance::now("bench", 1),
+                             MPI_COMM_WORLD);
     outcome = sweep::execute(plan.tasks[0]);
   }
   ~Fixture() { std::filesystem::remove(path); }
@@ -55,15 +56,15 @@ void BM_WriteRows(benchmark::State& state) {
   Fixture& f = fixture();
   const auto batch = static_cast<std::size_t>(state.range(0));
   const auto stride = static_cast<std::uint64_t>(state.range(1));
-  store::ResultsFile file(f.path, f.plan, *f.layout, MPI_COMM_WORLD);
+  store::ResultsFile file(f.path, *f.layout, MPI_COMM_WORLD);
   std::uint64_t next = 0;
   for (auto _ : state) {
-    std::vector<store::FinishedTask> finished;
+    std::vector<run::FinishedTask> finished;
     for (std::size_t i = 0; i < batch; ++i) {
       finished.push_back({(next * stride) % kTasks, f.outcome, 0});
       ++next;
     }
-    file.write_finished(finished);
+    run::write_finished(file, f.plan, finished);
   }
   file.close();
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
@@ -83,7 +84,7 @@ BENCHMARK(BM_WriteRows)
 void BM_WriteAttempts(benchmark::State& state) {
   Fixture& f = fixture();
   const auto batch = static_cast<std::size_t>(state.range(0));
-  store::ResultsFile file(f.path, f.plan, *f.layout, MPI_COMM_WORLD);
+  store::ResultsFile file(f.path, *f.layout, MPI_COMM_WORLD);
   std::vector<std::uint64_t> ids(batch);
   std::vector<std::int32_t> attempts(batch, 1);
   std::uint64_t next = 0;

@@ -8,7 +8,7 @@
 
 namespace qsweep::cli {
 
-inline nlohmann::ordered_json cell_json(const sweep::CellValue& cell) {
+inline nlohmann::ordered_json cell_json(const CellValue& cell) {
   // NaN (not applicable / not computed) becomes null.
   auto number = [](double x) {
     return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json();

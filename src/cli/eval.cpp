@@ -43,7 +43,7 @@ std::string mask_text(std::int64_t mask) {
 }
 
 // The table shows what applies: NaN, -1 and empty cells are left out.
-std::string table_text(const sweep::ColumnSpec& spec, const sweep::CellValue& cell) {
+std::string table_text(const ColumnSpec& spec, const CellValue& cell) {
   constexpr std::size_t kShown = 12;
   return std::visit(
       [&](const auto& v) -> std::string {
@@ -54,6 +54,8 @@ std::string table_text(const sweep::ColumnSpec& spec, const sweep::CellValue& ce
           return v == -1 ? "" : std::to_string(v);
         } else if constexpr (std::is_same_v<T, std::string>) {
           return v;
+        } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+          return std::to_string(v);
         } else {
           if (v.empty()) return "";
           std::string s = "[";
@@ -76,7 +78,7 @@ std::string table_text(const sweep::ColumnSpec& spec, const sweep::CellValue& ce
 void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Memory& memory,
            bool json) {
   const auto& columns = sweep::group_columns(task.method());
-  const sweep::Row row = sweep::make_row(task, outcome);
+  const Row row = sweep::make_row(task, outcome);
   if (json) {
     nlohmann::ordered_json out;
     out["method"] = std::string(qsweep::name_of(task.method()));
@@ -161,7 +163,7 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
     print(task, outcome, memory, args->json);
     if (!outcome.warning.empty())
       std::fprintf(stderr, "qsweep: warning: %s\n", outcome.warning.c_str());
-    if (outcome.status != sweep::TaskStatus::done) {
+    if (outcome.status != TaskStatus::done) {
       std::fprintf(stderr, "qsweep: task %s: %s\n",
                    std::string(qsweep::name_of(outcome.status)).c_str(), outcome.error.c_str());
       exit_code = exit_code::tasks_failed;

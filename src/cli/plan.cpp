@@ -69,7 +69,7 @@ nlohmann::ordered_json task_json(const sweep::Task& task) {
 // read back to the same value).
 nlohmann::ordered_json parameters_json(const sweep::Task& task) {
   const auto& columns = sweep::group_columns(task.method());
-  const sweep::Row row = sweep::make_row(task, sweep::TaskOutcome{});
+  const Row row = sweep::make_row(task, sweep::TaskOutcome{});
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < columns.size(); ++i)
     if (columns[i].parameter && columns[i].name != "task_id")

@@ -20,6 +20,7 @@
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
+#include "qsweep/sweep/task.hpp"
 
 namespace qsweep::cli {
 namespace {
@@ -46,17 +47,16 @@ struct StatusReport {
 
 StatusReport read_report(const store::ResultsReader& reader, std::size_t limit) {
   StatusReport report;
-  const std::vector<sweep::TaskStatus> statuses = reader.statuses();
+  const std::vector<TaskStatus> statuses = reader.statuses();
   const std::vector<std::string> methods = reader.methods();
-  std::map<std::string, std::vector<sweep::TaskStatus>> by_method;
+  std::map<std::string, std::vector<TaskStatus>> by_method;
   for (std::size_t id = 0; id < statuses.size(); ++id)
     by_method[methods[id]].push_back(statuses[id]);
   for (const std::string& method : reader.method_groups())
     report.by_method.emplace_back(method, store::count_statuses(by_method[method]));
   report.all = store::count_statuses(statuses);
-  if (report.all.failed > 0) report.failed = reader.problems(sweep::TaskStatus::failed, limit);
-  if (report.all.unstable > 0)
-    report.unstable = reader.problems(sweep::TaskStatus::unstable, limit);
+  if (report.all.failed > 0) report.failed = reader.problems(TaskStatus::failed, limit);
+  if (report.all.unstable > 0) report.unstable = reader.problems(TaskStatus::unstable, limit);
   report.warnings = reader.warnings(limit, report.warned);
   report.writer = store::WriterLock::holder(reader.path());
   if (report.all.pending > 0)
@@ -122,7 +122,7 @@ void print_json(const store::ResultsReader& reader, const StatusReport& report) 
   std::puts(out.dump(2).c_str());
 }
 
-void print_problems(sweep::TaskStatus status, const std::vector<store::TaskProblem>& problems,
+void print_problems(TaskStatus status, const std::vector<store::TaskProblem>& problems,
                     std::uint64_t count, std::size_t limit) {
   if (count == 0) return;
   fmt::print("\n{} ({}{}):\n", qsweep::name_of(status), count,
@@ -166,8 +166,8 @@ int status_command(const StatusArgs& args) {
   for (const auto& [method, counts] : report.by_method) row(method, counts);
   row("all", report.all);
 
-  print_problems(sweep::TaskStatus::failed, report.failed, report.all.failed, args.limit);
-  print_problems(sweep::TaskStatus::unstable, report.unstable, report.all.unstable, args.limit);
+  print_problems(TaskStatus::failed, report.failed, report.all.failed, args.limit);
+  print_problems(TaskStatus::unstable, report.unstable, report.all.unstable, args.limit);
   if (report.warned > 0) {
     fmt::print("\nwarnings ({}{}):\n", report.warned,
                report.warned > args.limit ? fmt::format(", first {}", args.limit) : "");

@@ -6,6 +6,7 @@
 
 #include "command.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/plan_results.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
@@ -35,8 +36,8 @@ int verify_command(const VerifyArgs& args) {
                      reader.attribute("plan_hash").substr(0, 12) +
                      "; damaged, or made by another qsweep version");
   }
-  const store::Layout layout(plan);
-  const store::Verification verified = store::verify_results(args.file, plan, layout);
+  const store::Layout layout = run::results_layout(plan);
+  const store::Verification verified = run::verify_results(args.file, plan, layout);
   const store::StatusCounts counts = store::count_statuses(verified.statuses);
 
   fmt::print("file:        {} ({} tasks, plan hash {})\n", args.file, plan.tasks.size(),

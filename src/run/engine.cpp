@@ -23,10 +23,10 @@ constexpr double kReleaseAfterBytes = 64.0 * (1 << 20);
 // abandoned compute thread that outlives the Engine still touches valid memory.
 struct Engine::Shared {
   std::mutex mutex;
-  std::condition_variable work_ready;         // main -> compute: a batch, or quit
-  std::condition_variable batch_done;         // compute -> main
-  std::vector<sweep::Task> batch;             // the batch being run
-  std::vector<store::FinishedTask> finished;  // outcomes so far, in batch order
+  std::condition_variable work_ready;  // main -> compute: a batch, or quit
+  std::condition_variable batch_done;  // compute -> main
+  std::vector<sweep::Task> batch;      // the batch being run
+  std::vector<FinishedTask> finished;  // outcomes so far, in batch order
   bool has_batch = false;
   bool complete = false;
   bool quit = false;
@@ -42,12 +42,12 @@ sweep::TaskOutcome run_guarded(const TaskFunction& run_task, const sweep::Task& 
   try {
     outcome = run_task(task);
   } catch (const std::exception& e) {
-    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0, {}};
+    outcome = sweep::TaskOutcome{TaskStatus::failed, e.what(), {}, 0.0, {}};
   } catch (...) {
-    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, "unknown exception", {}, 0.0, {}};
+    outcome = sweep::TaskOutcome{TaskStatus::failed, "unknown exception", {}, 0.0, {}};
   }
-  if (outcome.status == sweep::TaskStatus::pending) {
-    outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, "task returned no result", {}, 0.0, {}};
+  if (outcome.status == TaskStatus::pending) {
+    outcome = sweep::TaskOutcome{TaskStatus::failed, "task returned no result", {}, 0.0, {}};
   }
   outcome.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -104,7 +104,7 @@ bool Engine::wait(std::chrono::microseconds timeout) {
   return shared_->batch_done.wait_for(lock, timeout, [&] { return shared_->complete; });
 }
 
-std::vector<store::FinishedTask> Engine::take() {
+std::vector<FinishedTask> Engine::take() {
   std::lock_guard lock(shared_->mutex);
   if (!busy_ || !shared_->complete) throw std::logic_error("Engine::take before the batch is done");
   busy_ = false;
@@ -112,8 +112,8 @@ std::vector<store::FinishedTask> Engine::take() {
   return std::move(shared_->finished);
 }
 
-std::vector<store::FinishedTask> Engine::abandon() {
-  std::vector<store::FinishedTask> finished;
+std::vector<FinishedTask> Engine::abandon() {
+  std::vector<FinishedTask> finished;
   bool in_task = false;
   {
     std::lock_guard lock(shared_->mutex);
@@ -152,7 +152,7 @@ void Engine::compute_loop(const std::shared_ptr<Shared>& shared) {
         outcome = run_guarded(shared->run_task, task);
         if (task.memory >= kReleaseAfterBytes) release_free_memory();
       } catch (const std::exception& e) {
-        outcome = sweep::TaskOutcome{sweep::TaskStatus::failed, e.what(), {}, 0.0, {}};
+        outcome = sweep::TaskOutcome{TaskStatus::failed, e.what(), {}, 0.0, {}};
       }
       lock.lock();
       shared->in_task = false;

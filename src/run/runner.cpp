@@ -22,6 +22,7 @@
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/run/memory.hpp"
 #include "qsweep/run/mpi.hpp"
+#include "qsweep/run/plan_results.hpp"
 #include "qsweep/run/scheduler.hpp"
 #include "qsweep/run/signals.hpp"
 #include "qsweep/store/layout.hpp"
@@ -29,6 +30,7 @@
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/verify.hpp"
 #include "qsweep/store/writer_lock.hpp"
+#include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/cost.hpp"
 
 namespace qsweep::run {
@@ -155,7 +157,7 @@ class Workbench {
     std::optional<Report> report;
     if (engine_.busy() && engine_.wait(microseconds(0))) {
       {
-        std::vector<store::FinishedTask> finished = engine_.take();
+        std::vector<FinishedTask> finished = engine_.take();
         report = write(finished);
       }
       // Before the next batch starts: what this rank holds without a task.
@@ -184,7 +186,7 @@ class Workbench {
     stopped_ = true;
     std::vector<Report> reports;
     if (mode == StopMode::now && engine_.busy()) {
-      std::vector<store::FinishedTask> finished = engine_.abandon();
+      std::vector<FinishedTask> finished = engine_.abandon();
       reports.push_back(write(finished));
     }
     for (const WorkOrder& order : queue_) reports.push_back(not_run(order));
@@ -208,26 +210,26 @@ class Workbench {
     engine_.start(std::move(tasks));
   }
 
-  Report write(std::vector<store::FinishedTask>& finished) {
-    file_.write_finished(finished);
+  Report write(std::vector<FinishedTask>& finished) {
+    write_finished(file_, plan_, finished);
     Report report = empty_report(running_.seq, running_.batch.ids.size());
-    for (const store::FinishedTask& task : finished) {
+    for (const FinishedTask& task : finished) {
       report.wall_seconds += task.outcome.wall_seconds;
       switch (task.outcome.status) {
-        case sweep::TaskStatus::done:
+        case TaskStatus::done:
           ++report.done;
           break;
-        case sweep::TaskStatus::unstable:
+        case TaskStatus::unstable:
           ++report.unstable;
           break;
-        case sweep::TaskStatus::failed:
+        case TaskStatus::failed:
           ++report.failed;
           if (report.failures.size() < kFailuresPerReport) {
             report.failures.emplace_back(task.id,
-                                         store::fit_text(task.outcome.error, store::kErrorWidth));
+                                         store::fit_text(task.outcome.error, sweep::kErrorWidth));
           }
           break;
-        case sweep::TaskStatus::pending:
+        case TaskStatus::pending:
           break;
       }
     }
@@ -609,7 +611,7 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
                      plan.hash.substr(0, 12) +
                      "); use --force to start it again or -o for another file");
   }
-  const store::Verification verified = store::verify_results(path, plan, layout);
+  const store::Verification verified = verify_results(path, plan, layout);
   start.attempts = reader.attempts();
   if (start.attempts.size() != plan.tasks.size()) {
     throw InputError(path + " has " + std::to_string(start.attempts.size()) + " tasks, the plan " +
@@ -632,10 +634,10 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   // Done and unstable are results; pending, failed, interrupted and damaged tasks run (again).
   for (std::uint64_t id = 0; id < verified.statuses.size(); ++id) {
     switch (verified.statuses[id]) {
-      case sweep::TaskStatus::done:
+      case TaskStatus::done:
         ++start.counts.done;
         break;
-      case sweep::TaskStatus::unstable:
+      case TaskStatus::unstable:
         ++start.counts.unstable;
         break;
       default:
@@ -757,7 +759,7 @@ void check_memory(const sweep::Plan& plan, const NodeMap& nodes, const RunOption
 RunResult run_file(const Comm& comm, const sweep::Plan& plan, const store::Layout& layout,
                    const std::string& path, const RunOptions& options, StartState start,
                    NodeMap nodes, const SignalWatch& signals, const TaskFunction& run_task) {
-  store::ResultsFile file(path, plan, layout, comm.handle());
+  store::ResultsFile file(path, layout, comm.handle());
   // The ranks' baselines again, with the results file open (HDF5's buffers).
   const std::vector<double> resident = comm.gather(resident_bytes(), 0);
   if (comm.rank() == 0) nodes.baseline = resident;
@@ -830,7 +832,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   std::string path;
   bool create = true;
   StartState start;
-  const store::Layout layout(plan);
+  const store::Layout layout = results_layout(plan);
   NodeMap nodes = map_nodes(comm, options);
   // Rank 0 holds the results file's writer lock from before it looks at the file until the run
   // has closed it.
@@ -858,9 +860,8 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   comm.broadcast(create, 0);
 
   if (create) {
-    store::ResultsFile::create(path, plan, layout,
-                               store::Provenance::now(options.command_line, comm.size()),
-                               comm.handle());
+    create_results_file(path, plan, layout,
+                        store::Provenance::now(options.command_line, comm.size()), comm.handle());
   }
   try {
     return run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes), signals,

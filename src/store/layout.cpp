@@ -3,62 +3,97 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <variant>
 
 namespace qsweep::store {
 namespace {
 
-constexpr std::size_t kNoGroup = std::numeric_limits<std::size_t>::max();
+ColumnLayout column_layout(const ColumnSpec& spec) {
+  ColumnLayout column{spec, 0, {}};
+  if (spec.type == ColumnType::str) column.width = spec.width;
+  if (is_ragged(spec.type)) column.offsets.push_back(0);
+  return column;
+}
 
 }  // namespace
 
-bool is_ragged(sweep::ColumnType type) {
-  return type == sweep::ColumnType::f64_ragged || type == sweep::ColumnType::i64_ragged;
+bool is_ragged(ColumnType type) {
+  return type == ColumnType::f64_ragged || type == ColumnType::i64_ragged;
 }
 
-Layout::Layout(const sweep::Plan& plan) {
-  group_of_method_.fill(kNoGroup);
-  for (const sweep::Task& task : plan.tasks) {
-    group_of_method_[static_cast<std::size_t>(task.method())] = 0;  // present
+Layout::Layout(const Schema& schema, const PlannedLength& planned_length) {
+  bool has_status = false;
+  for (const ColumnSpec& spec : schema.task_columns) {
+    if (spec.type == ColumnType::f64_vector || is_ragged(spec.type)) {
+      throw std::logic_error("/tasks column " + spec.name + " is not one value per row");
+    }
+    if (spec.type == ColumnType::status) {
+      status_column_ = task_columns_.size();
+      has_status = true;
+    }
+    task_columns_.push_back(column_layout(spec));
   }
-  for (const sweep::Method method : sweep::kMethods) {
-    auto& slot = group_of_method_[static_cast<std::size_t>(method)];
-    if (slot == kNoGroup) continue;
-    slot = groups_.size();
+  if (!has_status) throw std::logic_error("/tasks has no status column");
+  if (schema.groups.size() > std::numeric_limits<std::uint8_t>::max()) {
+    throw std::logic_error("too many groups");
+  }
+
+  constexpr auto kNoGroup = std::numeric_limits<std::uint8_t>::max();
+  group_of_task_.assign(schema.task_count, kNoGroup);
+  row_of_task_.assign(schema.task_count, 0);
+  for (const GroupSchema& group_schema : schema.groups) {
     GroupLayout group;
-    group.method = method;
-    group.name = std::string(sweep::group_name(method));
-    for (const sweep::ColumnSpec& spec : sweep::group_columns(method)) {
-      ColumnLayout column{spec, 0, {}};
-      if (spec.type == sweep::ColumnType::str) column.width = sweep::kMaxStringLength;
-      if (is_ragged(spec.type)) column.offsets.push_back(0);
-      group.columns.push_back(std::move(column));
+    group.name = group_schema.name;
+    for (const ColumnSpec& spec : group_schema.columns)
+      group.columns.push_back(column_layout(spec));
+    group.task_ids = group_schema.task_ids;
+    for (std::uint64_t row = 0; row < group.rows(); ++row) {
+      const std::uint64_t id = group.task_ids[row];
+      if (id >= schema.task_count || group_of_task_[id] != kNoGroup ||
+          (row > 0 && id <= group.task_ids[row - 1])) {
+        throw std::logic_error("group " + group.name + ": task ids must be ascending and unique");
+      }
+      group_of_task_[id] = static_cast<std::uint8_t>(groups_.size());
+      row_of_task_[id] = row;
+      for (std::size_t c = 0; c < group.columns.size(); ++c) {
+        ColumnLayout& column = group.columns[c];
+        if (column.spec.type == ColumnType::f64_vector) {
+          column.width = std::max(column.width, planned_length(id, c));
+        } else if (is_ragged(column.spec.type)) {
+          column.offsets.push_back(column.offsets.back() + planned_length(id, c));
+        }
+      }
     }
     groups_.push_back(std::move(group));
   }
-
-  row_of_task_.resize(plan.tasks.size());
-  for (const sweep::Task& task : plan.tasks) {
-    if (task.id >= plan.tasks.size() || &plan.tasks[task.id] != &task) {
-      throw std::logic_error("plan tasks must have id == position");
-    }
-    GroupLayout& group = groups_[group_index(task.method())];
-    row_of_task_[task.id] = group.rows();
-    group.task_ids.push_back(task.id);
-
-    for (ColumnLayout& column : group.columns) {
-      if (column.spec.type == sweep::ColumnType::f64_vector) {
-        column.width = std::max(column.width, sweep::planned_length(task, column.spec));
-      } else if (is_ragged(column.spec.type)) {
-        column.offsets.push_back(column.offsets.back() + sweep::planned_length(task, column.spec));
-      }
-    }
+  if (std::find(group_of_task_.begin(), group_of_task_.end(), kNoGroup) != group_of_task_.end()) {
+    throw std::logic_error("a task has no group");
   }
 }
 
-std::size_t Layout::group_index(sweep::Method method) const {
-  const std::size_t index = group_of_method_.at(static_cast<std::size_t>(method));
-  if (index == kNoGroup) throw std::logic_error("no group for this method in the plan");
-  return index;
+std::string Layout::misfit(std::uint64_t task_id, const Row& group_row) const {
+  const GroupLayout& group = groups_[group_of(task_id)];
+  const std::uint64_t row = row_of(task_id);
+  for (std::size_t c = 0; c < group.columns.size(); ++c) {
+    const ColumnLayout& column = group.columns[c];
+    std::size_t reserved = 0;
+    if (column.spec.type == ColumnType::f64_vector) {
+      reserved = column.width;
+    } else if (is_ragged(column.spec.type)) {
+      reserved = column.offsets[row + 1] - column.offsets[row];
+    } else {
+      continue;
+    }
+    const CellValue& cell = group_row.cells.at(c);
+    const auto* ints = std::get_if<std::vector<std::int64_t>>(&cell);
+    const auto* doubles = std::get_if<std::vector<double>>(&cell);
+    const std::size_t length = ints ? ints->size() : doubles ? doubles->size() : 0;
+    if (length > reserved) {
+      return "internal error: column " + column.spec.name + " has " + std::to_string(length) +
+             " values but the plan reserved " + std::to_string(reserved);
+    }
+  }
+  return "";
 }
 
 std::string fit_text(const std::string& text, std::size_t width) {

@@ -83,27 +83,27 @@ std::vector<std::string> read_text(hid_t dataset, const std::string& path,
 
 // The status enum read into int8 (enum-to-integer conversion is not an HDF5 conversion, so the
 // file's own enum type is the memory type).
-std::vector<sweep::TaskStatus> read_statuses(hid_t dataset, const RowSelection& rows) {
+std::vector<TaskStatus> read_statuses(hid_t dataset, const RowSelection& rows) {
   const std::string path = "/tasks/status";
   const H5Id type(H5Dget_type(dataset), H5Tclose, "H5Dget_type", path);
   if (H5Tget_class(type.get()) != H5T_ENUM || H5Tget_size(type.get()) != 1) {
     throw StoreError(path + " is not an 8-bit enum");
   }
   const std::vector<std::int8_t> raw = read_values<std::int8_t>(dataset, path, type.get(), rows);
-  std::vector<sweep::TaskStatus> statuses(raw.size());
+  std::vector<TaskStatus> statuses(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] < 0 || raw[i] > static_cast<std::int8_t>(sweep::TaskStatus::unstable)) {
+    if (raw[i] < 0 || raw[i] > static_cast<std::int8_t>(TaskStatus::unstable)) {
       throw StoreError(path + " holds an unknown status " + std::to_string(raw[i]));
     }
-    statuses[i] = static_cast<sweep::TaskStatus>(raw[i]);
+    statuses[i] = static_cast<TaskStatus>(raw[i]);
   }
   return statuses;
 }
 
-std::vector<std::string> status_names(const std::vector<sweep::TaskStatus>& statuses) {
+std::vector<std::string> status_names(const std::vector<TaskStatus>& statuses) {
   std::vector<std::string> names;
   names.reserve(statuses.size());
-  for (const sweep::TaskStatus status : statuses) names.emplace_back(qsweep::name_of(status));
+  for (const TaskStatus status : statuses) names.emplace_back(qsweep::name_of(status));
   return names;
 }
 
@@ -176,7 +176,7 @@ std::string ResultsReader::attribute(const std::string& name) const {
   return read_attribute_text(file_.get(), name);
 }
 
-std::vector<sweep::TaskStatus> ResultsReader::statuses() const {
+std::vector<TaskStatus> ResultsReader::statuses() const {
   const H5Id dataset = open_dataset(file_.get(), "/tasks/status");
   return read_statuses(dataset.get(), all_rows(dataset.get(), "/tasks/status"));
 }
@@ -192,9 +192,8 @@ std::vector<std::string> ResultsReader::methods() const {
   return read_text(dataset.get(), "/tasks/method", all_rows(dataset.get(), "/tasks/method"));
 }
 
-std::vector<TaskProblem> ResultsReader::problems(sweep::TaskStatus status,
-                                                 std::size_t limit) const {
-  const std::vector<sweep::TaskStatus> all = statuses();
+std::vector<TaskProblem> ResultsReader::problems(TaskStatus status, std::size_t limit) const {
+  const std::vector<TaskStatus> all = statuses();
   RowSelection rows;
   for (hsize_t id = 0; id < all.size() && rows.listed.size() < limit; ++id) {
     if (all[id] == status) rows.listed.push_back(id);
@@ -225,9 +224,9 @@ std::vector<TaskProblem> ResultsReader::warnings(std::size_t limit, std::uint64_
   for (hsize_t first = 0; first < task_count_; first += kChunk) {
     const RowSelection rows{first, std::min(kChunk, task_count_ - first), {}};
     const std::vector<std::string> texts = read_text(warning.get(), "/tasks/warning", rows);
-    const std::vector<sweep::TaskStatus> statuses = read_statuses(status.get(), rows);
+    const std::vector<TaskStatus> statuses = read_statuses(status.get(), rows);
     for (std::size_t i = 0; i < texts.size(); ++i) {
-      if (texts[i].empty() || statuses[i] == sweep::TaskStatus::pending) continue;
+      if (texts[i].empty() || statuses[i] == TaskStatus::pending) continue;
       ++count;
       if (found.size() < limit) {
         const RowSelection one{first + i, 1, {}};
@@ -240,12 +239,21 @@ std::vector<TaskProblem> ResultsReader::warnings(std::size_t limit, std::uint64_
 }
 
 std::vector<std::string> ResultsReader::method_groups() const {
+  // Files made since the root tracks creation order list the groups in the schema's order;
+  // older ones by name.
+  const H5Id root(H5Gopen2(file_.get(), "/", H5P_DEFAULT), H5Gclose, "H5Gopen2", "/");
+  const H5Id gcpl(H5Gget_create_plist(root.get()), H5Pclose, "H5Gget_create_plist", "/");
+  unsigned order_flags = 0;
+  check(H5Pget_link_creation_order(gcpl.get(), &order_flags), "H5Pget_link_creation_order", "/");
+  const H5_index_t index =
+      (order_flags & H5P_CRT_ORDER_INDEXED) != 0 ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+  std::vector<std::string> names;
+  hsize_t at = 0;
+  check(H5Literate(file_.get(), index, H5_ITER_INC, &at, collect_link_name, &names), "H5Literate",
+        "/");
   std::vector<std::string> groups;
-  for (const std::string_view method : enum_names<sweep::Method>()) {
-    const std::string name(method);
-    if (check(H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT), "H5Lexists", name) > 0) {
-      groups.push_back(name);
-    }
+  for (std::string& name : names) {
+    if (name != "tasks") groups.push_back(std::move(name));  // every other member is a group
   }
   return groups;
 }
@@ -290,20 +298,20 @@ std::vector<TableColumn> ResultsReader::read_table(const std::string& group,
   return table;
 }
 
-StatusCounts count_statuses(const std::vector<sweep::TaskStatus>& statuses) {
+StatusCounts count_statuses(const std::vector<TaskStatus>& statuses) {
   StatusCounts counts;
-  for (const sweep::TaskStatus status : statuses) {
+  for (const TaskStatus status : statuses) {
     switch (status) {
-      case sweep::TaskStatus::pending:
+      case TaskStatus::pending:
         ++counts.pending;
         break;
-      case sweep::TaskStatus::done:
+      case TaskStatus::done:
         ++counts.done;
         break;
-      case sweep::TaskStatus::failed:
+      case TaskStatus::failed:
         ++counts.failed;
         break;
-      case sweep::TaskStatus::unstable:
+      case TaskStatus::unstable:
         ++counts.unstable;
         break;
     }

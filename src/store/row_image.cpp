@@ -9,19 +9,29 @@
 #include <limits>
 #include <stdexcept>
 
+#include "qsweep/common/task_status.hpp"
+
 namespace qsweep::store::detail {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 template <class T>
-const T& cell_as(const sweep::CellValue& cell, const sweep::ColumnSpec& spec) {
+const T& cell_as(const CellValue& cell, const ColumnSpec& spec) {
   const T* value = std::get_if<T>(&cell);
   if (value == nullptr) {
-    throw std::logic_error("sweep::make_row gave a value of the wrong type for column " +
-                           spec.name);
+    throw std::logic_error("a row has a value of the wrong type for column " + spec.name);
   }
   return *value;
+}
+
+template <class Narrow>
+Narrow narrow(std::int64_t value, const ColumnSpec& spec) {
+  if (value < std::numeric_limits<Narrow>::min() || value > std::numeric_limits<Narrow>::max()) {
+    throw std::logic_error("value " + std::to_string(value) + " out of range for column " +
+                           spec.name);
+  }
+  return static_cast<Narrow>(value);
 }
 
 template <class T>
@@ -31,11 +41,27 @@ void append_value(std::vector<unsigned char>& bytes, T value) {
   std::memcpy(bytes.data() + at, &value, sizeof(T));
 }
 
-void append_text(std::vector<char>& out, std::size_t i, std::size_t width,
-                 const std::string& text) {
-  const std::string fitted = fit_text(text, width);
-  std::memcpy(out.data() + i * width, fitted.data(), fitted.size());
+// Fixed-length UTF-8 text, NUL padded (h5py reads it as numpy bytes, 'S<width>').
+H5Id text_type(std::size_t width) {
+  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy", "text type");
+  check(H5Tset_size(type.get(), width), "H5Tset_size", "text type");
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad", "text type");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset", "text type");
+  return type;
 }
+
+// A task's status: an HDF5 enum over int8 with the names of TaskStatus.
+H5Id status_type() {
+  H5Id type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "H5Tenum_create", "status type");
+  for (const auto& [status, name_view] : EnumNames<TaskStatus>::table) {
+    const auto value = static_cast<std::int8_t>(status);
+    const std::string name(name_view);
+    check(H5Tenum_insert(type.get(), name.c_str(), &value), "H5Tenum_insert", name);
+  }
+  return type;
+}
+
+H5Id predefined(hid_t type) { return H5Id(H5Tcopy(type), H5Tclose, "H5Tcopy", "column type"); }
 
 }  // namespace
 
@@ -107,78 +133,115 @@ void read_range(hid_t dataset, hid_t memory_type, Range range, Shape shape, void
         "H5Dread", name);
 }
 
-H5Id text_type(std::size_t width) {
-  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy", "text type");
-  check(H5Tset_size(type.get(), width), "H5Tset_size", "text type");
-  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad", "text type");
-  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset", "text type");
-  return type;
-}
-
-H5Id status_type() {
-  H5Id type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "H5Tenum_create", "status type");
-  for (const auto status : {sweep::TaskStatus::pending, sweep::TaskStatus::done,
-                            sweep::TaskStatus::failed, sweep::TaskStatus::unstable}) {
-    const auto value = static_cast<std::int8_t>(status);
-    const std::string name(qsweep::name_of(status));
-    check(H5Tenum_insert(type.get(), name.c_str(), &value), "H5Tenum_insert", name);
-  }
-  return type;
-}
-
-hid_t memory_type(const ColumnLayout& column, const H5Id& text) {
+std::size_t row_bytes(const ColumnLayout& column) {
   switch (column.spec.type) {
-    case sweep::ColumnType::f64:
-    case sweep::ColumnType::f64_vector:
-    case sweep::ColumnType::f64_ragged:
-      return H5T_NATIVE_DOUBLE;
-    case sweep::ColumnType::i64:
-    case sweep::ColumnType::i64_ragged:
-      return H5T_NATIVE_INT64;
-    case sweep::ColumnType::str:
-      return text.get();
+    case ColumnType::str:
+      return column.width;
+    case ColumnType::f64_vector:
+      return column.width * sizeof(double);
+    case ColumnType::i32:
+      return sizeof(std::int32_t);
+    case ColumnType::status:
+      return sizeof(std::int8_t);
+    case ColumnType::f64:
+    case ColumnType::i64:
+    case ColumnType::u64:
+    case ColumnType::f64_ragged:
+    case ColumnType::i64_ragged:
+      return 8;
   }
   throw std::logic_error("unknown column type");
 }
 
-std::vector<ColumnImage> encode_group_rows(
-    const GroupLayout& group,
-    const std::vector<std::pair<std::uint64_t, const sweep::Row*>>& entries) {
-  std::vector<ColumnImage> images(group.columns.size());
-  for (std::size_t c = 0; c < group.columns.size(); ++c) {
-    const ColumnLayout& column = group.columns[c];
-    const sweep::ColumnSpec& spec = column.spec;
+H5Id file_type(const ColumnLayout& column) {
+  switch (column.spec.type) {
+    case ColumnType::f64:
+    case ColumnType::f64_vector:
+    case ColumnType::f64_ragged:
+      return predefined(H5T_IEEE_F64LE);
+    case ColumnType::i64:
+    case ColumnType::i64_ragged:
+      return predefined(H5T_STD_I64LE);
+    case ColumnType::i32:
+      return predefined(H5T_STD_I32LE);
+    case ColumnType::u64:
+      return predefined(H5T_STD_U64LE);
+    case ColumnType::str:
+      return text_type(column.width);
+    case ColumnType::status:
+      return status_type();
+  }
+  throw std::logic_error("unknown column type");
+}
+
+H5Id memory_type(const ColumnLayout& column) {
+  switch (column.spec.type) {
+    case ColumnType::f64:
+    case ColumnType::f64_vector:
+    case ColumnType::f64_ragged:
+      return predefined(H5T_NATIVE_DOUBLE);
+    case ColumnType::i64:
+    case ColumnType::i64_ragged:
+      return predefined(H5T_NATIVE_INT64);
+    case ColumnType::i32:
+      return predefined(H5T_NATIVE_INT32);
+    case ColumnType::u64:
+      return predefined(H5T_NATIVE_UINT64);
+    case ColumnType::str:
+      return text_type(column.width);
+    case ColumnType::status:
+      // The file's enum type: an unknown byte is read as it is, not converted.
+      return status_type();
+  }
+  throw std::logic_error("unknown column type");
+}
+
+std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
+                                     const RowEntries& entries) {
+  std::vector<ColumnImage> images(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const ColumnLayout& column = columns[c];
+    const ColumnSpec& spec = column.spec;
     ColumnImage& image = images[c];
     image.row_start.reserve(entries.size() + 1);
     image.row_start.push_back(0);
     for (const auto& [row, values] : entries) {
-      const sweep::CellValue& cell = values->cells.at(c);
+      const CellValue& cell = values->cells.at(c);
       switch (spec.type) {
-        case sweep::ColumnType::f64:
+        case ColumnType::f64:
           append_value(image.bytes, cell_as<double>(cell, spec));
           break;
-        case sweep::ColumnType::i64:
+        case ColumnType::i64:
           append_value(image.bytes, cell_as<std::int64_t>(cell, spec));
           break;
-        case sweep::ColumnType::str: {
+        case ColumnType::i32:
+          append_value(image.bytes, narrow<std::int32_t>(cell_as<std::int64_t>(cell, spec), spec));
+          break;
+        case ColumnType::u64:
+          append_value(image.bytes, cell_as<std::uint64_t>(cell, spec));
+          break;
+        case ColumnType::status:
+          append_value(image.bytes, narrow<std::int8_t>(cell_as<std::int64_t>(cell, spec), spec));
+          break;
+        case ColumnType::str: {
           const std::string fitted = fit_text(cell_as<std::string>(cell, spec), column.width);
           const std::size_t at = image.bytes.size();
           image.bytes.resize(at + column.width, 0);
           std::memcpy(image.bytes.data() + at, fitted.data(), fitted.size());
           break;
         }
-        case sweep::ColumnType::f64_vector: {
+        case ColumnType::f64_vector: {
           const auto& values_of_row = cell_as<std::vector<double>>(cell, spec);
           for (std::size_t k = 0; k < column.width; ++k) {
             append_value(image.bytes, k < values_of_row.size() ? values_of_row[k] : kNaN);
           }
           break;
         }
-        case sweep::ColumnType::f64_ragged:
-        case sweep::ColumnType::i64_ragged: {
+        case ColumnType::f64_ragged:
+        case ColumnType::i64_ragged: {
           const std::uint64_t reserved = column.offsets[row + 1] - column.offsets[row];
           std::size_t length = 0;
-          if (spec.type == sweep::ColumnType::f64_ragged) {
+          if (spec.type == ColumnType::f64_ragged) {
             const auto& v = cell_as<std::vector<double>>(cell, spec);
             length = v.size();
             for (std::uint64_t k = 0; k < reserved; ++k) {
@@ -205,63 +268,25 @@ std::vector<ColumnImage> encode_group_rows(
   return images;
 }
 
-TaskColumns::TaskColumns(std::size_t rows)
-    : id(rows),
-      method(rows * kMethodWidth, '\0'),
-      block(rows),
-      seed(rows),
-      status(rows, static_cast<std::int8_t>(sweep::TaskStatus::pending)),
-      error(rows * kErrorWidth, '\0'),
-      warning(rows * kWarningWidth, '\0'),
-      wall_seconds(rows, kNaN),
-      rank(rows, -1) {}
-
-void TaskColumns::set_planned(std::size_t i, const sweep::Task& task) {
-  id[i] = static_cast<std::int64_t>(task.id);
-  std::fill_n(method.begin() + static_cast<std::ptrdiff_t>(i * kMethodWidth), kMethodWidth, '\0');
-  append_text(method, i, kMethodWidth, std::string(qsweep::name_of(task.method())));
-  block[i] = task.block;
-  seed[i] = task.seed;
-}
-
-void TaskColumns::set_outcome(std::size_t i, const sweep::TaskOutcome& outcome, int rank_of_run) {
-  status[i] = static_cast<std::int8_t>(outcome.status);
-  std::fill_n(error.begin() + static_cast<std::ptrdiff_t>(i * kErrorWidth), kErrorWidth, '\0');
-  append_text(error, i, kErrorWidth, outcome.error);
-  std::fill_n(warning.begin() + static_cast<std::ptrdiff_t>(i * kWarningWidth), kWarningWidth,
-              '\0');
-  append_text(warning, i, kWarningWidth, outcome.warning);
-  wall_seconds[i] = outcome.wall_seconds;
-  rank[i] = rank_of_run;
-}
-
-std::string TaskColumns::planned_bytes(std::size_t i) const {
-  std::string bytes;
-  bytes.append(reinterpret_cast<const char*>(&id[i]), sizeof id[i]);
-  bytes.append(method.data() + i * kMethodWidth, kMethodWidth);
-  bytes.append(reinterpret_cast<const char*>(&block[i]), sizeof block[i]);
-  bytes.append(reinterpret_cast<const char*>(&seed[i]), sizeof seed[i]);
-  return bytes;
-}
-
-std::uint64_t row_checksum(const TaskColumns& tasks, std::size_t i,
+std::uint64_t row_checksum(const std::vector<ColumnLayout>& task_columns,
+                           const std::vector<ColumnImage>& tasks, std::size_t i,
                            const std::vector<ColumnImage>& group, std::size_t group_row) {
   XXH3_state_t state;
   XXH3_64bits_reset(&state);
-  const auto add = [&state](const void* data, std::size_t size) {
-    XXH3_64bits_update(&state, data, size);
+  const auto add = [&state](std::span<const unsigned char> bytes) {
+    XXH3_64bits_update(&state, bytes.data(), bytes.size());
   };
-  const std::string planned = tasks.planned_bytes(i);
-  add(planned.data(), planned.size());
-  add(&tasks.status[i], sizeof tasks.status[i]);
-  add(tasks.error.data() + i * kErrorWidth, kErrorWidth);
-  add(tasks.warning.data() + i * kWarningWidth, kWarningWidth);
-  add(&tasks.wall_seconds[i], sizeof tasks.wall_seconds[i]);
-  add(&tasks.rank[i], sizeof tasks.rank[i]);
+  for (const bool parameters : {true, false}) {
+    for (std::size_t c = 0; c < task_columns.size(); ++c) {
+      if (task_columns[c].spec.parameter == parameters) add(tasks[c].row(i));
+    }
+  }
   for (const ColumnImage& image : group) {
-    const std::span<const unsigned char> bytes = image.row(group_row);
-    add(bytes.data(), bytes.size());
-    if (!image.counts.empty()) add(&image.counts[group_row], sizeof image.counts[group_row]);
+    add(image.row(group_row));
+    if (!image.counts.empty()) {
+      add({reinterpret_cast<const unsigned char*>(&image.counts[group_row]),
+           sizeof image.counts[group_row]});
+    }
   }
   const std::uint64_t hash = XXH3_64bits_digest(&state);
   return hash == 0 ? 1 : hash;

@@ -13,8 +13,6 @@
 
 #include "qsweep/store/hdf5.hpp"
 #include "qsweep/store/layout.hpp"
-#include "qsweep/sweep/columns.hpp"
-#include "qsweep/sweep/execute.hpp"
 
 namespace qsweep::store::detail {
 
@@ -41,11 +39,6 @@ void write_ranges(hid_t dataset, hid_t memory_type, const std::vector<Range>& ra
 void read_range(hid_t dataset, hid_t memory_type, Range range, Shape shape, void* data,
                 const std::string& name);
 
-// Fixed-length UTF-8 text, NUL padded (h5py reads it as numpy bytes, 'S<width>').
-H5Id text_type(std::size_t width);
-// /tasks/status: an HDF5 enum over int8.
-H5Id status_type();
-
 // One column of a block of rows, in file layout (native = little-endian on the supported
 // platforms; the file types are the little-endian ones).
 struct ColumnImage {
@@ -59,39 +52,27 @@ struct ColumnImage {
   }
 };
 
-// The rows `entries` (group row, row values; ascending rows) of one group, column by column.
-std::vector<ColumnImage> encode_group_rows(
-    const GroupLayout& group,
-    const std::vector<std::pair<std::uint64_t, const sweep::Row*>>& entries);
+// A block of rows of one table: (row number, its cells), ascending rows.
+using RowEntries = std::vector<std::pair<std::uint64_t, const Row*>>;
 
-// The memory type a column's image is written and read with (`text` holds a str column's type).
-hid_t memory_type(const ColumnLayout& column, const H5Id& text);
+// The rows `entries` of a table with `columns`, column by column.
+std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
+                                     const RowEntries& entries);
 
-// The /tasks columns of a block of rows (all but attempts and checksum), in file layout.
-struct TaskColumns {
-  std::vector<std::int64_t> id;
-  std::vector<char> method;  // rows x kMethodWidth
-  std::vector<std::int32_t> block;
-  std::vector<std::uint64_t> seed;
-  std::vector<std::int8_t> status;
-  std::vector<char> error;    // rows x kErrorWidth
-  std::vector<char> warning;  // rows x kWarningWidth
-  std::vector<double> wall_seconds;
-  std::vector<std::int32_t> rank;
+// Bytes per row of a column that is not ragged (str: its width; f64_vector: width doubles).
+std::size_t row_bytes(const ColumnLayout& column);
 
-  explicit TaskColumns(std::size_t rows);
-  std::size_t rows() const { return id.size(); }
-  // The columns the plan fixes: id, method, block, seed.
-  void set_planned(std::size_t i, const sweep::Task& task);
-  // The columns a run writes.
-  void set_outcome(std::size_t i, const sweep::TaskOutcome& outcome, int rank);
-  // The bytes of the planned columns of row i (for comparing with the plan).
-  std::string planned_bytes(std::size_t i) const;
-};
+// The HDF5 type of a column's values in the file, and in memory (the image's layout). Both are
+// H5Ids because text and status types are made per column.
+H5Id file_type(const ColumnLayout& column);
+H5Id memory_type(const ColumnLayout& column);
 
-// Checksum of row i of `tasks` together with its row `group_row` of the method group's images:
-// XXH3-64 of their bytes, never 0 (0 marks a row without a checksum).
-std::uint64_t row_checksum(const TaskColumns& tasks, std::size_t i,
+// Checksum of row i of the /tasks images `tasks` (whose columns are `task_columns`) together
+// with its row `group_row` of the method group's images: XXH3-64 of their bytes (the /tasks
+// parameters, then its other columns, then the group's columns in order), never 0 (0 marks a row
+// without a checksum).
+std::uint64_t row_checksum(const std::vector<ColumnLayout>& task_columns,
+                           const std::vector<ColumnImage>& tasks, std::size_t i,
                            const std::vector<ColumnImage>& group, std::size_t group_row);
 
 }  // namespace qsweep::store::detail

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
+#include <utility>
 
 #include "qsweep/store/hdf5.hpp"
 #include "row_image.hpp"
@@ -14,7 +16,6 @@ using detail::ColumnImage;
 using detail::kOneValue;
 using detail::Range;
 using detail::Shape;
-using detail::TaskColumns;
 
 // Rows read per step (bounds memory: a few MB per step for wide rows).
 constexpr std::uint64_t kChunkRows = 4096;
@@ -63,27 +64,44 @@ class FileCheck {
   H5Id file_;
 };
 
-struct TaskDatasets {
-  H5Id id, method, block, seed, status, error, warning, wall_seconds, rank, checksum;
-};
-
 struct ColumnDatasets {
   H5Id data, count;
-  H5Id text_type;
-  Shape shape = kOneValue;
+  H5Id memory_type;
 };
 
-// The bytes of rows [first, first + count) of a group, as detail::encode_group_rows makes them.
-std::vector<ColumnImage> read_group_rows(const GroupLayout& group,
-                                         std::vector<ColumnDatasets>& datasets, std::uint64_t first,
-                                         std::uint64_t count) {
-  std::vector<ColumnImage> images(group.columns.size());
-  for (std::size_t c = 0; c < group.columns.size(); ++c) {
-    const ColumnLayout& column = group.columns[c];
+// What a column's dataset must be: its HDF5 type class and bytes per element.
+std::pair<H5T_class_t, std::size_t> stored_type(const ColumnLayout& column) {
+  switch (column.spec.type) {
+    case ColumnType::f64:
+    case ColumnType::f64_vector:
+    case ColumnType::f64_ragged:
+      return {H5T_FLOAT, 8};
+    case ColumnType::i64:
+    case ColumnType::u64:
+    case ColumnType::i64_ragged:
+      return {H5T_INTEGER, 8};
+    case ColumnType::i32:
+      return {H5T_INTEGER, 4};
+    case ColumnType::str:
+      return {H5T_STRING, column.width};
+    case ColumnType::status:
+      return {H5T_ENUM, 1};
+  }
+  throw std::logic_error("unknown column type");
+}
+
+// The rows [first, first + count) of a table, as detail::encode_rows makes them.
+std::vector<ColumnImage> read_rows(const std::string& table,
+                                   const std::vector<ColumnLayout>& columns,
+                                   std::vector<ColumnDatasets>& datasets, std::uint64_t first,
+                                   std::uint64_t count) {
+  std::vector<ColumnImage> images(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const ColumnLayout& column = columns[c];
     ColumnDatasets& target = datasets[c];
     ColumnImage& image = images[c];
-    const std::string name = "/" + group.name + "/" + column.spec.name;
-    const hid_t type = detail::memory_type(column, target.text_type);
+    const std::string name = "/" + table + "/" + column.spec.name;
+    const hid_t type = target.memory_type.get();
     image.row_start.resize(count + 1);
     if (is_ragged(column.spec.type)) {
       const std::uint64_t begin = column.offsets[first];
@@ -98,42 +116,65 @@ std::vector<ColumnImage> read_group_rows(const GroupLayout& group,
       detail::read_range(target.count.get(), H5T_NATIVE_INT64, Range{first, count}, kOneValue,
                          image.counts.data(), name + "_count");
     } else {
-      const std::size_t row_bytes = column.spec.type == sweep::ColumnType::str ? column.width
-                                    : column.spec.type == sweep::ColumnType::f64_vector
-                                        ? column.width * 8
-                                        : 8;
+      const std::size_t row_bytes = detail::row_bytes(column);
       for (std::uint64_t r = 0; r <= count; ++r) image.row_start[r] = r * row_bytes;
       image.bytes.resize(count * row_bytes);
-      detail::read_range(target.data.get(), type, Range{first, count}, target.shape,
-                         image.bytes.data(), name);
+      const Shape shape =
+          column.spec.type == ColumnType::f64_vector ? Shape{true, column.width} : kOneValue;
+      detail::read_range(target.data.get(), type, Range{first, count}, shape, image.bytes.data(),
+                         name);
     }
   }
   return images;
 }
 
-void read_task_rows(TaskDatasets& d, const H5Id& method_type, const H5Id& error_type,
-                    const H5Id& warning_type, const H5Id& status_type, Range range,
-                    TaskColumns& out, std::vector<std::uint64_t>& checksums) {
-  detail::read_range(d.id.get(), H5T_NATIVE_INT64, range, kOneValue, out.id.data(), "/tasks/id");
-  detail::read_range(d.method.get(), method_type.get(), range, kOneValue, out.method.data(),
-                     "/tasks/method");
-  detail::read_range(d.block.get(), H5T_NATIVE_INT32, range, kOneValue, out.block.data(),
-                     "/tasks/block");
-  detail::read_range(d.seed.get(), H5T_NATIVE_UINT64, range, kOneValue, out.seed.data(),
-                     "/tasks/seed");
-  // The file's own enum type: an unknown byte is read as it is, not converted.
-  detail::read_range(d.status.get(), status_type.get(), range, kOneValue, out.status.data(),
-                     "/tasks/status");
-  detail::read_range(d.error.get(), error_type.get(), range, kOneValue, out.error.data(),
-                     "/tasks/error");
-  detail::read_range(d.warning.get(), warning_type.get(), range, kOneValue, out.warning.data(),
-                     "/tasks/warning");
-  detail::read_range(d.wall_seconds.get(), H5T_NATIVE_DOUBLE, range, kOneValue,
-                     out.wall_seconds.data(), "/tasks/wall_seconds");
-  detail::read_range(d.rank.get(), H5T_NATIVE_INT32, range, kOneValue, out.rank.data(),
-                     "/tasks/rank");
-  detail::read_range(d.checksum.get(), H5T_NATIVE_UINT64, range, kOneValue, checksums.data(),
-                     "/tasks/checksum");
+// Opens a table's datasets after checking their shapes and types (and a ragged column's
+// offsets, which say where every row lives, against the layout's).
+std::vector<ColumnDatasets> open_table(const FileCheck& file, const std::string& table,
+                                       const std::vector<ColumnLayout>& columns,
+                                       std::uint64_t rows) {
+  std::vector<ColumnDatasets> datasets;
+  for (const ColumnLayout& column : columns) {
+    const std::string name = "/" + table + "/" + column.spec.name;
+    const auto [type_class, size] = stored_type(column);
+    ColumnDatasets& target = datasets.emplace_back();
+    target.memory_type = detail::memory_type(column);
+    if (column.spec.type == ColumnType::f64_vector) {
+      target.data = file.dataset(name, {rows, column.width}, type_class, size);
+    } else if (is_ragged(column.spec.type)) {
+      target.data = file.dataset(name, {column.offsets.back()}, type_class, size);
+      target.count = file.dataset(name + "_count", {rows}, H5T_INTEGER, 8);
+      const H5Id offset = file.dataset(name + "_offset", {rows}, H5T_INTEGER, 8);
+      for (std::uint64_t first = 0; first < rows; first += kChunkRows) {
+        const std::uint64_t count = std::min(kChunkRows, rows - first);
+        std::vector<std::int64_t> found(count);
+        detail::read_range(offset.get(), H5T_NATIVE_INT64, Range{first, count}, kOneValue,
+                           found.data(), name + "_offset");
+        for (std::uint64_t r = 0; r < count; ++r) {
+          if (found[r] != static_cast<std::int64_t>(column.offsets[first + r])) {
+            file.damaged(name + "_offset[" + std::to_string(first + r) +
+                         "] is not the plan's offset");
+          }
+        }
+      }
+    } else {
+      target.data = file.dataset(name, {rows}, type_class, size);
+    }
+  }
+  return datasets;
+}
+
+// Rows [first, first + count) of a table as `row_of` (row number -> cells) plans them.
+template <class RowOf>
+std::vector<ColumnImage> planned_rows(const std::vector<ColumnLayout>& columns, std::uint64_t first,
+                                      std::uint64_t count, RowOf row_of) {
+  std::vector<Row> rows;
+  rows.reserve(count);
+  for (std::uint64_t r = 0; r < count; ++r) rows.push_back(row_of(first + r));
+  detail::RowEntries entries;
+  entries.reserve(count);
+  for (std::uint64_t r = 0; r < count; ++r) entries.emplace_back(first + r, &rows[r]);
+  return detail::encode_rows(columns, entries);
 }
 
 bool same_bytes(std::span<const unsigned char> a, std::span<const unsigned char> b) {
@@ -142,8 +183,8 @@ bool same_bytes(std::span<const unsigned char> a, std::span<const unsigned char>
 
 }  // namespace
 
-Verification verify_results(const std::string& path, const sweep::Plan& plan,
-                            const Layout& layout) {
+Verification verify_results(const std::string& path, const Layout& layout,
+                            const PlannedRows& planned) {
   const FileCheck file(path);
   if (file.attribute("format") != kFormatName) file.damaged("not a qsweep results file");
   const std::string version = file.attribute("format_version");
@@ -152,91 +193,48 @@ Verification verify_results(const std::string& path, const sweep::Plan& plan,
                      ", which has no row checksums; this qsweep verifies and resumes version " +
                      std::to_string(kFormatVersion) + " (--force starts it again)");
   }
-  const std::uint64_t tasks = plan.tasks.size();
+  const std::uint64_t tasks = layout.task_count();
   if (file.attribute("task_count") != std::to_string(tasks)) {
     file.damaged("task_count is " + file.attribute("task_count") + ", the plan has " +
                  std::to_string(tasks) + " tasks");
   }
 
-  const H5Id method_type = detail::text_type(kMethodWidth);
-  const H5Id error_type = detail::text_type(kErrorWidth);
-  const H5Id warning_type = detail::text_type(kWarningWidth);
-  const H5Id status_type = detail::status_type();
-  TaskDatasets t;
-  t.id = file.dataset("/tasks/id", {tasks}, H5T_INTEGER, 8);
-  t.method = file.dataset("/tasks/method", {tasks}, H5T_STRING, kMethodWidth);
-  t.block = file.dataset("/tasks/block", {tasks}, H5T_INTEGER, 4);
-  t.seed = file.dataset("/tasks/seed", {tasks}, H5T_INTEGER, 8);
-  t.status = file.dataset("/tasks/status", {tasks}, H5T_ENUM, 1);
-  t.error = file.dataset("/tasks/error", {tasks}, H5T_STRING, kErrorWidth);
-  t.warning = file.dataset("/tasks/warning", {tasks}, H5T_STRING, kWarningWidth);
-  t.wall_seconds = file.dataset("/tasks/wall_seconds", {tasks}, H5T_FLOAT, 8);
-  t.rank = file.dataset("/tasks/rank", {tasks}, H5T_INTEGER, 4);
-  t.checksum = file.dataset("/tasks/checksum", {tasks}, H5T_INTEGER, 8);
-
+  const std::vector<ColumnLayout>& task_columns = layout.task_columns();
+  std::vector<ColumnDatasets> task_datasets = open_table(file, "tasks", task_columns, tasks);
+  const H5Id checksum_dataset = file.dataset("/tasks/checksum", {tasks}, H5T_INTEGER, 8);
   std::vector<std::vector<ColumnDatasets>> groups;
   for (const GroupLayout& group : layout.groups()) {
-    std::vector<ColumnDatasets>& columns = groups.emplace_back();
-    for (const ColumnLayout& column : group.columns) {
-      const std::string name = "/" + group.name + "/" + column.spec.name;
-      ColumnDatasets& target = columns.emplace_back();
-      switch (column.spec.type) {
-        case sweep::ColumnType::f64:
-          target.data = file.dataset(name, {group.rows()}, H5T_FLOAT, 8);
-          break;
-        case sweep::ColumnType::i64:
-          target.data = file.dataset(name, {group.rows()}, H5T_INTEGER, 8);
-          break;
-        case sweep::ColumnType::str:
-          target.data = file.dataset(name, {group.rows()}, H5T_STRING, column.width);
-          target.text_type = detail::text_type(column.width);
-          break;
-        case sweep::ColumnType::f64_vector:
-          target.data = file.dataset(name, {group.rows(), column.width}, H5T_FLOAT, 8);
-          target.shape = Shape{true, column.width};
-          break;
-        case sweep::ColumnType::f64_ragged:
-        case sweep::ColumnType::i64_ragged: {
-          target.data = file.dataset(
-              name, {column.offsets.back()},
-              column.spec.type == sweep::ColumnType::f64_ragged ? H5T_FLOAT : H5T_INTEGER, 8);
-          target.count = file.dataset(name + "_count", {group.rows()}, H5T_INTEGER, 8);
-          // Offsets are the plan's: they say where every row lives, so they must be right.
-          const H5Id offset = file.dataset(name + "_offset", {group.rows()}, H5T_INTEGER, 8);
-          for (std::uint64_t first = 0; first < group.rows(); first += kChunkRows) {
-            const std::uint64_t count = std::min(kChunkRows, group.rows() - first);
-            std::vector<std::int64_t> found(count);
-            detail::read_range(offset.get(), H5T_NATIVE_INT64, Range{first, count}, kOneValue,
-                               found.data(), name + "_offset");
-            for (std::uint64_t r = 0; r < count; ++r) {
-              if (found[r] != static_cast<std::int64_t>(column.offsets[first + r])) {
-                file.damaged(name + "_offset[" + std::to_string(first + r) +
-                             "] is not the plan's offset");
-              }
-            }
-          }
-          break;
-        }
-      }
-    }
+    groups.push_back(open_table(file, group.name, group.columns, group.rows()));
   }
 
   Verification result;
-  result.statuses.assign(tasks, sweep::TaskStatus::pending);
+  result.statuses.assign(tasks, TaskStatus::pending);
   const auto report = [&result](std::uint64_t id, const std::string& what) {
     result.damaged.push_back(id);
     if (result.damage.size() < Verification::kMaxDamageMessages) {
       result.damage.push_back("task " + std::to_string(id) + ": " + what);
     }
   };
+  // The first parameter column whose bytes in row r of `found` differ from `expected`.
+  const auto wrong_parameter =
+      [](const std::vector<ColumnLayout>& columns, const std::vector<ColumnImage>& found,
+         const std::vector<ColumnImage>& expected, std::size_t r) -> std::optional<std::string> {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (columns[c].spec.parameter && !same_bytes(found[c].row(r), expected[c].row(r))) {
+        return columns[c].spec.name;
+      }
+    }
+    return std::nullopt;
+  };
   for (std::uint64_t first = 0; first < tasks; first += kChunkRows) {
     const std::uint64_t n = std::min(kChunkRows, tasks - first);
-    TaskColumns found(n);
+    const std::vector<ColumnImage> found =
+        read_rows("tasks", task_columns, task_datasets, first, n);
+    const std::vector<ColumnImage> expected_tasks =
+        planned_rows(task_columns, first, n, planned.task);
     std::vector<std::uint64_t> checksums(n);
-    read_task_rows(t, method_type, error_type, warning_type, status_type, Range{first, n}, found,
-                   checksums);
-    TaskColumns planned(n);
-    for (std::size_t i = 0; i < n; ++i) planned.set_planned(i, plan.tasks[first + i]);
+    detail::read_range(checksum_dataset.get(), H5T_NATIVE_UINT64, Range{first, n}, kOneValue,
+                       checksums.data(), "/tasks/checksum");
 
     // Each group's rows of these tasks are contiguous (group rows are in task order).
     std::vector<std::uint64_t> group_first(layout.groups().size());
@@ -249,45 +247,33 @@ Verification verify_results(const std::string& path, const sweep::Plan& plan,
       group_first[g] = static_cast<std::uint64_t>(lo - group.task_ids.begin());
       const auto count = static_cast<std::uint64_t>(hi - lo);
       if (count == 0) continue;
-      stored[g] = read_group_rows(group, groups[g], group_first[g], count);
-      std::vector<sweep::Row> rows;
-      rows.reserve(count);
-      std::vector<std::pair<std::uint64_t, const sweep::Row*>> entries;
-      for (std::uint64_t r = 0; r < count; ++r) {
-        rows.push_back(sweep::make_row(plan.tasks[*(lo + static_cast<std::ptrdiff_t>(r))], {}));
-        entries.emplace_back(group_first[g] + r, &rows.back());
-      }
-      expected[g] = detail::encode_group_rows(group, entries);
+      stored[g] = read_rows(group.name, group.columns, groups[g], group_first[g], count);
+      expected[g] = planned_rows(group.columns, group_first[g], count, [&](std::uint64_t row) {
+        return planned.group(group.task_ids[row]);
+      });
     }
 
+    const std::size_t status_column = layout.status_column();
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t id = first + i;
-      const sweep::Task& task = plan.tasks[id];
-      const std::size_t g = layout.group_index(task.method());
+      const std::size_t g = layout.group_of(id);
       const GroupLayout& group = layout.groups()[g];
       const std::size_t r = layout.row_of(id) - group_first[g];
-      if (found.planned_bytes(i) != planned.planned_bytes(i)) {
-        report(id, "/tasks id, method, block or seed differ from the plan");
+      if (const auto name = wrong_parameter(task_columns, found, expected_tasks, i)) {
+        report(id, "/tasks/" + *name + " differs from the plan");
         continue;
       }
-      std::optional<std::string> wrong_parameter;
-      for (std::size_t c = 0; c < group.columns.size() && !wrong_parameter; ++c) {
-        if (group.columns[c].spec.parameter &&
-            !same_bytes(stored[g][c].row(r), expected[g][c].row(r))) {
-          wrong_parameter = group.columns[c].spec.name;
-        }
-      }
-      if (wrong_parameter) {
-        report(id, "/" + group.name + "/" + *wrong_parameter + " differs from the plan");
+      if (const auto name = wrong_parameter(group.columns, stored[g], expected[g], r)) {
+        report(id, "/" + group.name + "/" + *name + " differs from the plan");
         continue;
       }
-      const std::int8_t status = found.status[i];
-      if (status < 0 || status > static_cast<std::int8_t>(sweep::TaskStatus::unstable)) {
+      const auto status = static_cast<std::int8_t>(found[status_column].row(i)[0]);
+      if (status < 0 || status > static_cast<std::int8_t>(TaskStatus::unstable)) {
         report(id, "unknown status byte " + std::to_string(status));
         continue;
       }
       const std::uint64_t checksum = checksums[i];
-      if (status == static_cast<std::int8_t>(sweep::TaskStatus::pending)) {
+      if (status == static_cast<std::int8_t>(TaskStatus::pending)) {
         if (checksum != 0) report(id, "status pending but the row was sealed as finished");
         continue;
       }
@@ -295,11 +281,11 @@ Verification verify_results(const std::string& path, const sweep::Plan& plan,
         ++result.interrupted;
         continue;
       }
-      if (detail::row_checksum(found, i, stored[g], r) != checksum) {
+      if (detail::row_checksum(task_columns, found, i, stored[g], r) != checksum) {
         report(id, "checksum mismatch (a stored value changed after the row was written)");
         continue;
       }
-      result.statuses[id] = static_cast<sweep::TaskStatus>(status);
+      result.statuses[id] = static_cast<TaskStatus>(status);
       ++result.finished;
     }
   }

@@ -1,10 +1,14 @@
 #include "qsweep/sweep/columns.hpp"
 
 #include <array>
+#include <cmath>
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "method.hpp"
+#include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::sweep {
 namespace {
@@ -31,7 +35,86 @@ const Group& group(Method method) {
   return groups.at(static_cast<std::size_t>(method));
 }
 
+// A column of /tasks: its spec and its cell for a task, its outcome and the rank that ran it.
+struct TaskColumn {
+  ColumnSpec spec;
+  std::function<CellValue(const Task&, const TaskOutcome&, int rank)> value;
+};
+
+ColumnSpec text_spec(std::string name, std::string description, bool parameter, std::size_t width) {
+  return {std::move(name), std::move(description), "", ColumnType::str, parameter, width};
+}
+
+// The one list of /tasks columns, in file order. A row's checksum covers its parameters, then
+// its other columns, each in this order (docs/results-layout.md, "Checksums").
+const std::vector<TaskColumn>& task_table() {
+  static const std::vector<TaskColumn> table{
+      {{"id", "task id = row in /tasks = position in the expanded plan", "", ColumnType::i64, true},
+       [](const Task& t, const TaskOutcome&, int) -> CellValue {
+         return static_cast<std::int64_t>(t.id);
+       }},
+      {text_spec("method", "method: " + method_list(), true, kMethodWidth),
+       [](const Task& t, const TaskOutcome&, int) -> CellValue {
+         return std::string(name_of(t.method()));
+       }},
+      {{"block", "0-based index of the sweep block the task came from", "", ColumnType::i32, true},
+       [](const Task& t, const TaskOutcome&, int) -> CellValue {
+         return static_cast<std::int64_t>(t.block);
+       }},
+      {{"status",
+        "0 pending (not run, or interrupted), 1 done, 2 failed (see error), "
+        "3 unstable (parameters outside the stability region; the violating set is in error)",
+        "", ColumnType::status},
+       [](const Task&, const TaskOutcome& o, int) -> CellValue {
+         return static_cast<std::int64_t>(o.status);
+       }},
+      {text_spec("error",
+                 "failed: the error message; unstable: the violating server set "
+                 "(cut to 256 bytes)",
+                 false, kErrorWidth),
+       [](const Task&, const TaskOutcome& o, int) -> CellValue { return o.error; }},
+      {text_spec("warning",
+                 "why a result should not be trusted silently (\"; \"-separated, "
+                 "cut to 192 bytes; empty: none)",
+                 false, kWarningWidth),
+       [](const Task&, const TaskOutcome& o, int) -> CellValue { return o.warning; }},
+      {{"wall_seconds", "wall-clock time of the task's last run (NaN if never run)", "s",
+        ColumnType::f64},
+       [](const Task&, const TaskOutcome& o, int) -> CellValue { return o.wall_seconds; }},
+      {{"rank", "MPI rank of the task's last run (-1 if never run)", "", ColumnType::i32},
+       [](const Task&, const TaskOutcome&, int rank) -> CellValue {
+         return static_cast<std::int64_t>(rank);
+       }},
+      {{"seed", "sweep seed; the task's random streams are Philox(seed, id, replication)", "",
+        ColumnType::u64, true},
+       [](const Task& t, const TaskOutcome&, int) -> CellValue { return t.seed; }},
+  };
+  return table;
+}
+
 }  // namespace
+
+const std::vector<ColumnSpec>& task_columns() {
+  static const std::vector<ColumnSpec> specs = [] {
+    std::vector<ColumnSpec> all;
+    for (const TaskColumn& column : task_table()) all.push_back(column.spec);
+    return all;
+  }();
+  return specs;
+}
+
+Row make_task_row(const Task& task, const TaskOutcome& outcome, int rank) {
+  Row row;
+  for (const TaskColumn& column : task_table())
+    row.cells.push_back(column.value(task, outcome, rank));
+  return row;
+}
+
+Row make_task_row(const Task& task) {
+  TaskOutcome never_run;
+  never_run.wall_seconds = std::nan("");
+  return make_task_row(task, never_run, -1);
+}
 
 std::string_view group_name(Method method) { return name_of(method); }
 

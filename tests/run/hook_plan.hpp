@@ -46,7 +46,7 @@ inline sweep::TaskOutcome fake_result(const sweep::Task& task) {
   exact::Result result;
   result.EQ = 2.0 * task.system().lambda;
   result.engine = "hook";
-  return sweep::TaskOutcome{sweep::TaskStatus::done, "", result, 0.0, {}};
+  return sweep::TaskOutcome{TaskStatus::done, "", result, 0.0, {}};
 }
 
 // Sleeps `pause`, throws for ids in `failing`, raises `signal` (if not 0) when it runs task

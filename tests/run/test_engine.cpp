@@ -27,10 +27,10 @@ std::vector<sweep::Task> tasks(std::size_t n) {
 
 sweep::TaskOutcome done_after(std::chrono::milliseconds pause) {
   std::this_thread::sleep_for(pause);
-  return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0, {}};
+  return sweep::TaskOutcome{TaskStatus::done, "", {}, 0.0, {}};
 }
 
-std::vector<store::FinishedTask> run_batch(Engine& engine, std::vector<sweep::Task> batch) {
+std::vector<FinishedTask> run_batch(Engine& engine, std::vector<sweep::Task> batch) {
   engine.start(std::move(batch));
   EXPECT_TRUE(engine.busy());
   while (!engine.wait(std::chrono::microseconds(100'000))) {
@@ -46,7 +46,7 @@ TEST(Engine, RunsABatchInOrderAndTimesEachTask) {
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(finished[i].id, 10 + i);
     EXPECT_EQ(finished[i].rank, 7);
-    EXPECT_EQ(finished[i].outcome.status, sweep::TaskStatus::done);
+    EXPECT_EQ(finished[i].outcome.status, TaskStatus::done);
     EXPECT_GE(finished[i].outcome.wall_seconds, 0.020);
   }
   // The engine takes the next batch.
@@ -64,12 +64,12 @@ TEST(Engine, ExceptionsBecomeFailedTasksAndTheBatchGoesOn) {
       0);
   const auto finished = run_batch(engine, tasks(4));
   ASSERT_EQ(finished.size(), 4u);
-  EXPECT_EQ(finished[0].outcome.status, sweep::TaskStatus::failed);
+  EXPECT_EQ(finished[0].outcome.status, TaskStatus::failed);
   EXPECT_EQ(finished[0].outcome.error, "no convergence at lambda = 0.9");
   EXPECT_EQ(finished[1].outcome.error, "unknown exception");
-  EXPECT_EQ(finished[2].outcome.status, sweep::TaskStatus::failed);
+  EXPECT_EQ(finished[2].outcome.status, TaskStatus::failed);
   EXPECT_EQ(finished[2].outcome.error, "task returned no result");
-  EXPECT_EQ(finished[3].outcome.status, sweep::TaskStatus::done);
+  EXPECT_EQ(finished[3].outcome.status, TaskStatus::done);
 }
 
 // A task that runs until the test opens the gate.

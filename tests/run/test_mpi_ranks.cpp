@@ -78,7 +78,7 @@ TEST_F(MpiRanks, EveryRankWorksAndFailuresAreRecorded) {
   const auto attempts = reader.attempts();
   for (std::uint64_t id = 0; id < statuses.size(); ++id) {
     const bool fails = id == 7 || id == 150 || id == 299;
-    EXPECT_EQ(statuses[id], fails ? sweep::TaskStatus::failed : sweep::TaskStatus::done);
+    EXPECT_EQ(statuses[id], fails ? TaskStatus::failed : TaskStatus::done);
     EXPECT_EQ(attempts[id], 1);
   }
   std::set<std::int64_t> ranks;
@@ -120,19 +120,18 @@ TEST_F(MpiRanks, AWorkerThatIsToldToStopStopsEveryone) {
   EXPECT_EQ(stopped.exit_code, exit_code::incomplete);
   if (world_.rank() == 0) {
     const store::ResultsReader reader(options_.output);
-    const std::vector<sweep::TaskStatus> statuses = reader.statuses();
-    EXPECT_EQ(statuses[120], sweep::TaskStatus::pending);
+    const std::vector<TaskStatus> statuses = reader.statuses();
+    EXPECT_EQ(statuses[120], TaskStatus::pending);
     EXPECT_EQ(reader.attempts()[120], 1);
     for (std::uint64_t id = 120; id < statuses.size(); ++id)
-      EXPECT_EQ(statuses[id], sweep::TaskStatus::pending) << id;
+      EXPECT_EQ(statuses[id], TaskStatus::pending) << id;
     EXPECT_LE(stopped.counts.done, 120u);
   }
   options_.resume = true;
   EXPECT_EQ(run_plan(world_, plan, options_, hook(0us)).exit_code, exit_code::ok);
   if (world_.rank() == 0) {
     const store::ResultsReader reader(options_.output);
-    for (const sweep::TaskStatus status : reader.statuses())
-      EXPECT_EQ(status, sweep::TaskStatus::done);
+    for (const TaskStatus status : reader.statuses()) EXPECT_EQ(status, TaskStatus::done);
     EXPECT_EQ(reader.attempts()[120], 2);
   }
 }
@@ -211,7 +210,7 @@ TEST_F(MpiRanks, Usr1OnEveryRankDrains) {
     const auto attempts = reader.attempts();
     for (std::uint64_t id = 0; id < statuses.size(); ++id) {
       // Drained: what was started finished, what was not started was never counted.
-      if (statuses[id] != sweep::TaskStatus::done) {
+      if (statuses[id] != TaskStatus::done) {
         EXPECT_EQ(attempts[id], 0) << id;
       }
     }

@@ -66,8 +66,7 @@ TEST_F(RunPlanTest, EveryTaskRunsOnceAndLandsInItsRow) {
   EXPECT_FALSE(result.left_task_running);
 
   const store::ResultsReader reader(options_.output);
-  for (const sweep::TaskStatus status : reader.statuses())
-    EXPECT_EQ(status, sweep::TaskStatus::done);
+  for (const TaskStatus status : reader.statuses()) EXPECT_EQ(status, TaskStatus::done);
   for (const std::int32_t attempts : reader.attempts()) EXPECT_EQ(attempts, 1);
   const std::vector<double> eq = stored_EQ();
   for (const sweep::Task& task : plan.tasks) EXPECT_EQ(eq[task.id], 2.0 * task.system().lambda);
@@ -82,7 +81,7 @@ TEST_F(RunPlanTest, ThrowingTasksAreRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(result.counts.failed, 3u);
 
   const store::ResultsReader reader(options_.output);
-  const auto problems = reader.problems(sweep::TaskStatus::failed, 10);
+  const auto problems = reader.problems(TaskStatus::failed, 10);
   ASSERT_EQ(problems.size(), 3u);
   EXPECT_EQ(problems[0].id, 3u);
   EXPECT_EQ(problems[0].error, "task 3 cannot be computed");
@@ -169,13 +168,13 @@ TEST_F(RunPlanTest, Usr1DrainsThenResumeFinishes) {
   EXPECT_FALSE(stopped.left_task_running);
   {
     const store::ResultsReader reader(options_.output);
-    const std::vector<sweep::TaskStatus> statuses = reader.statuses();
+    const std::vector<TaskStatus> statuses = reader.statuses();
     const std::vector<std::int32_t> attempts = reader.attempts();
-    EXPECT_EQ(statuses[100], sweep::TaskStatus::done);  // the running batch finished
+    EXPECT_EQ(statuses[100], TaskStatus::done);  // the running batch finished
     std::size_t done = 0;
     for (std::uint64_t id = 0; id < statuses.size(); ++id) {
       // Drained: every task handed out finished; the rest were never started.
-      if (statuses[id] == sweep::TaskStatus::done) {
+      if (statuses[id] == TaskStatus::done) {
         ++done;
         EXPECT_EQ(attempts[id], 1);
       } else {
@@ -213,8 +212,7 @@ TEST_F(RunPlanTest, AStopRequestedDuringStartUpRunsNoTask) {
   EXPECT_EQ(*calls, 0);
   {
     const store::ResultsReader reader(options_.output);
-    for (const sweep::TaskStatus status : reader.statuses())
-      EXPECT_EQ(status, sweep::TaskStatus::pending);
+    for (const TaskStatus status : reader.statuses()) EXPECT_EQ(status, TaskStatus::pending);
     for (const std::int32_t attempts : reader.attempts()) EXPECT_EQ(attempts, 0);
   }
   options_.resume = true;
@@ -235,14 +233,14 @@ TEST_F(RunPlanTest, TermAbandonsTheRunningTaskWhichStaysPending) {
   EXPECT_TRUE(stopped.left_task_running);
   {
     const store::ResultsReader reader(options_.output);
-    EXPECT_EQ(reader.statuses()[50], sweep::TaskStatus::pending);
+    EXPECT_EQ(reader.statuses()[50], TaskStatus::pending);
     EXPECT_EQ(reader.attempts()[50], 1);  // it was handed out: the attempts column shows it
   }
   options_.resume = true;
   EXPECT_EQ(run(plan, hook(0us)).exit_code, exit_code::ok);
   const store::ResultsReader reader(options_.output);
   EXPECT_EQ(reader.attempts()[50], 2);
-  EXPECT_EQ(reader.statuses()[50], sweep::TaskStatus::done);
+  EXPECT_EQ(reader.statuses()[50], TaskStatus::done);
 }
 
 TEST_F(RunPlanTest, OutputFromTheSweepFileAndMissingOutput) {

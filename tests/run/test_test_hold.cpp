@@ -96,7 +96,7 @@ class HeldEngine : public ::testing::Test {
     return [log](const sweep::Task& task) {
       std::lock_guard lock(log->mutex);
       log->ran.push_back(task.id);
-      return sweep::TaskOutcome{sweep::TaskStatus::done, "", {}, 0.0, {}};
+      return sweep::TaskOutcome{TaskStatus::done, "", {}, 0.0, {}};
     };
   }
   static std::vector<sweep::Task> tasks(std::initializer_list<std::uint64_t> ids) {
@@ -121,7 +121,7 @@ TEST_F(HeldEngine, AHeldTaskRunsOnlyOnceReleased) {
   }
   const auto finished = engine.take();
   ASSERT_EQ(finished.size(), 3u);
-  for (const auto& task : finished) EXPECT_EQ(task.outcome.status, sweep::TaskStatus::done);
+  for (const auto& task : finished) EXPECT_EQ(task.outcome.status, TaskStatus::done);
   EXPECT_EQ(log->snapshot(), (std::vector<std::uint64_t>{10, 11, 12}));
 }
 
@@ -148,12 +148,12 @@ TEST_F(HeldEngine, AMissingPipeFailsTheTaskWithAMessage) {
   }
   const auto finished = engine.take();
   ASSERT_EQ(finished.size(), 2u);
-  EXPECT_EQ(finished[0].outcome.status, sweep::TaskStatus::failed);
+  EXPECT_EQ(finished[0].outcome.status, TaskStatus::failed);
   EXPECT_NE(finished[0].outcome.error.find("QSWEEP_TEST_HOLD: cannot open " +
                                            (dir_ / "started").string()),
             std::string::npos)
       << finished[0].outcome.error;
-  EXPECT_EQ(finished[1].outcome.status, sweep::TaskStatus::done);
+  EXPECT_EQ(finished[1].outcome.status, TaskStatus::done);
   EXPECT_EQ(log->snapshot(), (std::vector<std::uint64_t>{6}));
 }
 

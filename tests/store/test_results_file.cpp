@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mpi_test_environment.hpp"
+#include "qsweep/run/plan_results.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/results_reader.hpp"
@@ -24,6 +25,9 @@
 namespace qsweep::store {
 namespace {
 
+using run::FinishedTask;
+using run::verify_results;
+using sweep::kErrorWidth;
 using testing::kMixedSweep;
 using testing::mixed_plan;
 using testing::ResultsFileTest;
@@ -105,7 +109,7 @@ bool same_double(double a, double b) { return (std::isnan(a) && std::isnan(b)) |
 
 TEST(Layout, RowsWidthsAndOffsetsFollowThePlan) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
+  const Layout layout = run::results_layout(plan);
   ASSERT_EQ(layout.groups().size(), 3u);
   EXPECT_EQ(layout.groups()[0].name, "exact");
   EXPECT_EQ(layout.groups()[1].name, "simulate");
@@ -125,8 +129,8 @@ TEST(Layout, RowsWidthsAndOffsetsFollowThePlan) {
     if (column.spec.name == "pmf") {
       EXPECT_EQ(column.width, 10u);  // max qmax + 1 = 9 + 1
     }
-    if (column.spec.type == sweep::ColumnType::str) {
-      EXPECT_EQ(column.width, sweep::kMaxStringLength);
+    if (column.spec.type == ColumnType::str) {
+      EXPECT_EQ(column.width, kMaxStringLength);
     }
     if (column.spec.name == "ER_server") {
       // One value per server of each exact task, in row order: N = 4, 4, 5, 5, 3.
@@ -146,8 +150,8 @@ TEST(FitText, CutsAtCharacterBoundariesWithEllipsis) {
 
 TEST_F(ResultsFileTest, CreateSizesEverythingAndStartsPending) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
-  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  const Layout layout = run::results_layout(plan);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   EXPECT_TRUE(fs::exists(path_));
   EXPECT_FALSE(fs::exists(path_ + ".partial"));
 
@@ -203,8 +207,8 @@ TEST_F(ResultsFileTest, CreateSizesEverythingAndStartsPending) {
 
 TEST_F(ResultsFileTest, FinishedRowsLandInTheirRowsStatusLast) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
-  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  const Layout layout = run::results_layout(plan);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
 
   // Run some tasks of every method for real (the simulate task is 7); write them in one call,
   // out of order.
@@ -215,7 +219,7 @@ TEST_F(ResultsFileTest, FinishedRowsLandInTheirRowsStatusLast) {
   }
   const std::vector<FinishedTask> written = finished;
   {
-    ResultsFile file(path_, plan, layout, MPI_COMM_WORLD);
+    ResultsFile file(path_, layout, MPI_COMM_WORLD);
     std::vector<std::uint64_t> ids;
     std::vector<std::int32_t> attempts;
     for (const FinishedTask& task : finished) {
@@ -223,7 +227,7 @@ TEST_F(ResultsFileTest, FinishedRowsLandInTheirRowsStatusLast) {
       attempts.push_back(static_cast<std::int32_t>(task.id) + 1);
     }
     file.write_attempts(ids, attempts);
-    file.write_finished(finished);
+    run::write_finished(file, plan, finished);
     file.close();
   }
 
@@ -288,8 +292,8 @@ TEST_F(ResultsFileTest, FinishedRowsLandInTheirRowsStatusLast) {
 
 TEST_F(ResultsFileTest, ResultsThatDoNotFitTheirRowsBecomeFailures) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
-  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  const Layout layout = run::results_layout(plan);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   const std::uint64_t first = layout.groups()[0].task_ids[0];   // ring N = 4
   const std::uint64_t second = layout.groups()[0].task_ids[1];  // ring N = 4
 
@@ -298,19 +302,19 @@ TEST_F(ResultsFileTest, ResultsThatDoNotFitTheirRowsBecomeFailures) {
   std::vector<FinishedTask> finished{{first, too_long, 0},
                                      {second, sweep::execute(plan.tasks[second]), 0}};
   {
-    ResultsFile file(path_, plan, layout, MPI_COMM_WORLD);
-    file.write_finished(finished);
+    ResultsFile file(path_, layout, MPI_COMM_WORLD);
+    run::write_finished(file, plan, finished);
     file.close();
   }
-  EXPECT_EQ(finished[0].outcome.status, sweep::TaskStatus::failed);
+  EXPECT_EQ(finished[0].outcome.status, TaskStatus::failed);
   EXPECT_NE(finished[0].outcome.error.find("ER_server"), std::string::npos);
 
   {
     const ResultsReader reader(path_);
-    const std::vector<sweep::TaskStatus> statuses = reader.statuses();
-    EXPECT_EQ(statuses[first], sweep::TaskStatus::failed);
-    EXPECT_EQ(statuses[second], sweep::TaskStatus::done);
-    const std::vector<TaskProblem> problems = reader.problems(sweep::TaskStatus::failed, 10);
+    const std::vector<TaskStatus> statuses = reader.statuses();
+    EXPECT_EQ(statuses[first], TaskStatus::failed);
+    EXPECT_EQ(statuses[second], TaskStatus::done);
+    const std::vector<TaskProblem> problems = reader.problems(TaskStatus::failed, 10);
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_EQ(problems[0].id, first);
     EXPECT_EQ(problems[0].method, "exact");
@@ -327,26 +331,26 @@ TEST_F(ResultsFileTest, ResultsThatDoNotFitTheirRowsBecomeFailures) {
 
 TEST_F(ResultsFileTest, LongErrorMessagesAreCutToTheColumn) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
-  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  const Layout layout = run::results_layout(plan);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   std::vector<FinishedTask> finished{
-      {1, sweep::TaskOutcome{sweep::TaskStatus::failed, std::string(1000, 'x'), {}, 0.5, {}}, 0}};
+      {1, sweep::TaskOutcome{TaskStatus::failed, std::string(1000, 'x'), {}, 0.5, {}}, 0}};
   {
-    ResultsFile file(path_, plan, layout, MPI_COMM_WORLD);
-    file.write_finished(finished);
+    ResultsFile file(path_, layout, MPI_COMM_WORLD);
+    run::write_finished(file, plan, finished);
     file.close();
   }
   const ResultsReader reader(path_);
-  const std::vector<TaskProblem> problems = reader.problems(sweep::TaskStatus::failed, 10);
+  const std::vector<TaskProblem> problems = reader.problems(TaskStatus::failed, 10);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].error, std::string(kErrorWidth - 3, 'x') + "...");
 }
 
 TEST_F(ResultsFileTest, CreateReplacesAnExistingFileOnlyWhenComplete) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
+  const Layout layout = run::results_layout(plan);
   { std::ofstream(path_) << "an old file"; }
-  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   const ResultsReader reader(path_);
   EXPECT_EQ(reader.task_count(), plan.tasks.size());
 }
@@ -363,13 +367,13 @@ TEST_F(ResultsFileTest, ReaderRefusesFilesThatAreNotResults) {
 
 TEST_F(ResultsFileTest, TablesHoldOneValuePerRowInSchemaOrderWithStatus) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
-  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  const Layout layout = run::results_layout(plan);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   const std::uint64_t first = layout.groups()[0].task_ids[0];
   std::vector<FinishedTask> finished{{first, sweep::execute(plan.tasks[first]), 0}};
   {
-    ResultsFile file(path_, plan, layout, MPI_COMM_WORLD);
-    file.write_finished(finished);
+    ResultsFile file(path_, layout, MPI_COMM_WORLD);
+    run::write_finished(file, plan, finished);
     file.close();
   }
   const ResultsReader reader(path_);
@@ -380,10 +384,9 @@ TEST_F(ResultsFileTest, TablesHoldOneValuePerRowInSchemaOrderWithStatus) {
 
   // Expected: the schema's one-value-per-row columns in order, status after task_id.
   std::vector<std::string> expected;
-  for (const sweep::ColumnSpec& spec : sweep::group_columns(sweep::Method::exact)) {
-    const bool one_value = spec.type == sweep::ColumnType::f64 ||
-                           spec.type == sweep::ColumnType::i64 ||
-                           spec.type == sweep::ColumnType::str;
+  for (const ColumnSpec& spec : sweep::group_columns(sweep::Method::exact)) {
+    const bool one_value = spec.type == ColumnType::f64 || spec.type == ColumnType::i64 ||
+                           spec.type == ColumnType::str;
     if (one_value) expected.push_back(spec.name);
     if (spec.name == "task_id") expected.push_back("status");
   }
@@ -408,15 +411,15 @@ TEST_F(ResultsFileTest, TablesHoldOneValuePerRowInSchemaOrderWithStatus) {
 
 TEST_F(ResultsFileTest, TablesReadInPiecesEqualTheDatasets) {
   const sweep::Plan plan = mixed_plan();
-  const Layout layout(plan);
-  ResultsFile::create(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  const Layout layout = run::results_layout(plan);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   std::vector<FinishedTask> finished;
   for (const std::uint64_t id : layout.groups()[0].task_ids) {
     if (id % 3 != 1) finished.push_back({id, sweep::execute(plan.tasks[id]), 0});
   }
   {
-    ResultsFile file(path_, plan, layout, MPI_COMM_WORLD);
-    file.write_finished(finished);
+    ResultsFile file(path_, layout, MPI_COMM_WORLD);
+    run::write_finished(file, plan, finished);
     file.close();
   }
   std::vector<std::int64_t> task_id, N;
@@ -452,7 +455,7 @@ TEST_F(ResultsFileTest, TablesReadInPiecesEqualTheDatasets) {
             EXPECT_EQ(std::get<std::vector<std::string>>(column.values)[i], family[row]);
           } else if (column.name == "status") {
             const auto status =
-                static_cast<sweep::TaskStatus>(statuses.at(static_cast<std::size_t>(task_id[row])));
+                static_cast<TaskStatus>(statuses.at(static_cast<std::size_t>(task_id[row])));
             EXPECT_EQ(std::get<std::vector<std::string>>(column.values)[i],
                       qsweep::name_of(status));
           }

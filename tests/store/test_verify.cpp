@@ -13,6 +13,7 @@
 
 #include "mpi_test_environment.hpp"
 #include "qsweep/common/error.hpp"
+#include "qsweep/run/plan_results.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/verify.hpp"
@@ -21,6 +22,8 @@
 namespace qsweep::store {
 namespace {
 
+using run::FinishedTask;
+using run::verify_results;
 using testing::mixed_plan;
 using testing::ResultsFileTest;
 
@@ -56,8 +59,7 @@ DatasetInfo info(const std::string& path, const std::string& dataset) {
 }
 
 // Every cell of task `id` but /tasks/attempts (bookkeeping written before a task runs).
-std::vector<Cell> cells_of_task(const std::string& path, const Layout& layout,
-                                const sweep::Plan& plan, std::uint64_t id) {
+std::vector<Cell> cells_of_task(const std::string& path, const Layout& layout, std::uint64_t id) {
   std::vector<Cell> cells;
   for (const char* name : {"id", "method", "block", "seed", "status", "error", "warning",
                            "wall_seconds", "rank", "checksum"}) {
@@ -65,7 +67,7 @@ std::vector<Cell> cells_of_task(const std::string& path, const Layout& layout,
     const DatasetInfo d = info(path, dataset);
     cells.push_back({dataset, d.offset + id * d.element, d.element});
   }
-  const GroupLayout& group = layout.groups()[layout.group_index(plan.tasks[id].method())];
+  const GroupLayout& group = layout.groups()[layout.group_of(id)];
   const std::uint64_t row = layout.row_of(id);
   for (const ColumnLayout& column : group.columns) {
     const std::string dataset = "/" + group.name + "/" + column.spec.name;
@@ -100,23 +102,23 @@ class VerifyTest : public ResultsFileTest {
  protected:
   // A file of the mixed plan with the even tasks and task 7 (simulate) finished.
   void make_half_done_file() {
-    ResultsFile::create(path_, plan_, layout_, provenance(), MPI_COMM_WORLD);
-    ResultsFile file(path_, plan_, layout_, MPI_COMM_WORLD);
+    run::create_results_file(path_, plan_, layout_, provenance(), MPI_COMM_WORLD);
+    ResultsFile file(path_, layout_, MPI_COMM_WORLD);
     std::vector<FinishedTask> finished;
     for (std::uint64_t id = 0; id < plan_.tasks.size(); ++id) {
       if (finished_task(id)) finished.push_back({id, sweep::execute(plan_.tasks[id]), 1});
     }
-    file.write_finished(finished);
+    run::write_finished(file, plan_, finished);
     file.close();
   }
   static bool finished_task(std::uint64_t id) { return id % 2 == 0 || id == 7; }
 
   sweep::Plan plan_ = mixed_plan();
-  Layout layout_{plan_};
+  Layout layout_ = run::results_layout(plan_);
 };
 
 TEST_F(VerifyTest, AFreshFileIsAllPendingAndAHalfDoneFileVerifies) {
-  ResultsFile::create(path_, plan_, layout_, provenance(), MPI_COMM_WORLD);
+  run::create_results_file(path_, plan_, layout_, provenance(), MPI_COMM_WORLD);
   Verification fresh = verify_results(path_, plan_, layout_);
   EXPECT_EQ(fresh.finished, 0U);
   EXPECT_TRUE(fresh.damaged.empty());
@@ -127,7 +129,7 @@ TEST_F(VerifyTest, AFreshFileIsAllPendingAndAHalfDoneFileVerifies) {
   std::uint64_t expected_finished = 0;
   for (std::uint64_t id = 0; id < plan_.tasks.size(); ++id) {
     expected_finished += finished_task(id) ? 1 : 0;
-    EXPECT_EQ(half.statuses[id] != sweep::TaskStatus::pending, finished_task(id)) << id;
+    EXPECT_EQ(half.statuses[id] != TaskStatus::pending, finished_task(id)) << id;
   }
   EXPECT_EQ(half.finished, expected_finished);
 }
@@ -138,7 +140,7 @@ TEST_F(VerifyTest, EveryChangedByteOfAFinishedRowIsCaught) {
   make_half_done_file();
   std::size_t checked = 0;
   for (const std::uint64_t id : {std::uint64_t{0}, std::uint64_t{4}, std::uint64_t{7}}) {
-    for (const Cell& cell : cells_of_task(path_, layout_, plan_, id)) {
+    for (const Cell& cell : cells_of_task(path_, layout_, id)) {
       for (const std::size_t byte : std::set<std::size_t>{0, cell.size / 2, cell.size - 1}) {
         flip_byte(path_, cell.offset + byte, 0x10);
         const Verification v = verify_results(path_, plan_, layout_);
@@ -181,7 +183,7 @@ TEST_F(VerifyTest, UnsealedRowsAreInterruptedAndSealedPendingRowsDamaged) {
   }
   const Verification v = verify_results(path_, plan_, layout_);
   EXPECT_EQ(v.interrupted, 1U);
-  EXPECT_EQ(v.statuses[2], sweep::TaskStatus::pending);
+  EXPECT_EQ(v.statuses[2], TaskStatus::pending);
   EXPECT_EQ(v.damaged, std::vector<std::uint64_t>{4});
 }
 
@@ -189,7 +191,7 @@ TEST_F(VerifyTest, UnsealedRowsAreInterruptedAndSealedPendingRowsDamaged) {
 TEST_F(VerifyTest, HandingOutATaskUnsealsIt) {
   make_half_done_file();
   {
-    ResultsFile file(path_, plan_, layout_, MPI_COMM_WORLD);
+    ResultsFile file(path_, layout_, MPI_COMM_WORLD);
     const std::vector<std::uint64_t> ids{2};
     const std::vector<std::int32_t> attempts{2};
     file.write_attempts(ids, attempts);
@@ -198,14 +200,14 @@ TEST_F(VerifyTest, HandingOutATaskUnsealsIt) {
   const Verification v = verify_results(path_, plan_, layout_);
   EXPECT_TRUE(v.damaged.empty());
   EXPECT_EQ(v.interrupted, 0U);
-  EXPECT_EQ(v.statuses[2], sweep::TaskStatus::pending);
+  EXPECT_EQ(v.statuses[2], TaskStatus::pending);
 }
 
 TEST_F(VerifyTest, AFileOfAnotherPlanOrFormatIsRefused) {
   make_half_done_file();
   const sweep::Plan other = sweep::parse_plan(
       "name: other\nblocks:\n  - {method: exact, family: ring, N: 4, lambda: 0.5}\n", "o.yaml");
-  EXPECT_THROW(verify_results(path_, other, Layout(other)), InputError);
+  EXPECT_THROW(verify_results(path_, other, run::results_layout(other)), InputError);
   const hid_t file = H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   H5Adelete(file, "format_version");
   const hid_t space = H5Screate(H5S_SCALAR);

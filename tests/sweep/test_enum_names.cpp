@@ -42,7 +42,7 @@ TEST(EnumNames, EveryTableIsAOneToOneMap) {
   check_table<ldp::Policy>("ldp::Policy");
   check_table<ldp::Estimator>("ldp::Estimator");
   check_table<sweep::Method>("sweep::Method");
-  check_table<sweep::TaskStatus>("sweep::TaskStatus");
+  check_table<TaskStatus>("TaskStatus");
 }
 
 // The names are a file format: results files store them (method groups, /tasks/status names,
@@ -50,7 +50,7 @@ TEST(EnumNames, EveryTableIsAOneToOneMap) {
 TEST(EnumNames, NamesStoredInFilesAreStable) {
   EXPECT_EQ(enum_names<sweep::Method>(),
             (std::vector<std::string_view>{"exact", "simulate", "ldp", "meanfield"}));
-  EXPECT_EQ(name_of(sweep::TaskStatus::unstable), "unstable");
+  EXPECT_EQ(name_of(TaskStatus::unstable), "unstable");
   EXPECT_EQ(name_of(model::FamilyKind::explicit_types), "explicit");
   EXPECT_EQ(name_of(sim::Policy::power_of_d), "power_of_d");
 }

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "qsweep/run/plan_results.hpp"
 #include "qsweep/run/test_hold.hpp"
-#include "qsweep/store/results_file.hpp"
 #include "qsweep/sweep/execute.hpp"
 #include "qsweep/sweep/task.hpp"
 
@@ -35,11 +35,11 @@ class Engine {
   // Sleeps until the running batch is complete or `timeout` has passed; true if complete.
   bool wait(std::chrono::microseconds timeout);
   // The outcomes of a complete batch (in the batch's order); the engine is then idle.
-  std::vector<store::FinishedTask> take();
+  std::vector<FinishedTask> take();
   // Stops the running batch: returns the outcomes finished so far and leaves the task in
   // progress (if any) to end in the background, its outcome dropped. The engine cannot be used
   // afterwards.
-  std::vector<store::FinishedTask> abandon();
+  std::vector<FinishedTask> abandon();
   // A task was still running when the batch was abandoned (the process should end with _Exit
   // rather than run static destructors under it).
   bool left_task_running() const { return left_task_running_; }

@@ -1,29 +1,57 @@
 #pragma once
-// Where every task's results live in the results file, computed from the plan alone (so every
-// rank computes the same layout, and the file can be created at full size before any task runs).
-// The format itself is documented in docs/results-layout.md.
-#include <array>
+// Where every task's values live in the results file, computed from a schema that the layer
+// knowing the tasks gives (so every rank computes the same layout, and the file can be created at
+// full size before any task runs). The store knows tables, columns and rows, not tasks or
+// kernels. The format itself is documented in docs/results-layout.md.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "qsweep/sweep/columns.hpp"
-#include "qsweep/sweep/plan.hpp"
+#include "qsweep/common/table.hpp"
 
 namespace qsweep::store {
 
 inline constexpr const char* kFormatName = "qsweep-results";
 // 2: /tasks/checksum and /tasks/warning. Version 1 files are read, not resumed.
 inline constexpr int kFormatVersion = 2;
-// Fixed-length text (parallel HDF5 cannot write variable-length data): bytes per value.
-inline constexpr std::size_t kErrorWidth = 256;    // /tasks/error; longer messages end in "..."
-inline constexpr std::size_t kMethodWidth = 16;    // /tasks/method
-inline constexpr std::size_t kWarningWidth = 192;  // /tasks/warning; longer ones end in "..."
-// Text columns of the method groups are sweep::kMaxStringLength bytes wide.
+
+// A group of the file with one row per task of some of the tasks (a method's results).
+struct GroupSchema {
+  std::string name;
+  std::vector<ColumnSpec> columns;
+  std::vector<std::uint64_t> task_ids;  // ascending: row r holds task task_ids[r]
+};
+
+// The tables of a results file. Every task has a row of /tasks and one row in exactly one group.
+struct Schema {
+  std::uint64_t task_count = 0;
+  // /tasks, in file order; one of them is the `status` column. The store appends its own
+  // bookkeeping columns, attempts and checksum.
+  std::vector<ColumnSpec> task_columns;
+  std::vector<GroupSchema> groups;
+};
+
+// The most values a task's row can hold in a f64_vector or ragged column of its group (task id,
+// index of the column in the group), known before any task runs.
+using PlannedLength = std::function<std::size_t(std::uint64_t task_id, std::size_t column)>;
+
+// The rows of one task: its row of /tasks and its row of its group (cells aligned with the
+// schema's columns).
+struct TaskRows {
+  Row task;
+  Row group;
+};
+
+// A task's rows before it runs (parameters in place, status pending, results empty), by task id.
+struct PlannedRows {
+  std::function<Row(std::uint64_t task_id)> task;   // its row of /tasks
+  std::function<Row(std::uint64_t task_id)> group;  // its row of its group
+};
 
 struct ColumnLayout {
-  sweep::ColumnSpec spec;
+  ColumnSpec spec;
   // str: bytes per value; f64_vector: values per row (max over the group's planned lengths).
   std::size_t width = 0;
   // f64_ragged, i64_ragged: rows + 1 prefix sums of the planned lengths (row r owns
@@ -32,28 +60,34 @@ struct ColumnLayout {
 };
 
 struct GroupLayout {
-  sweep::Method method = sweep::Method::exact;
-  std::string name;                     // "exact", "simulate", "ldp"
+  std::string name;
   std::vector<std::uint64_t> task_ids;  // task of each row, ascending
-  std::vector<ColumnLayout> columns;    // as sweep::group_columns(method)
+  std::vector<ColumnLayout> columns;    // as the schema's
   std::uint64_t rows() const { return task_ids.size(); }
 };
 
-bool is_ragged(sweep::ColumnType type);
+bool is_ragged(ColumnType type);
 
 class Layout {
  public:
-  explicit Layout(const sweep::Plan& plan);
+  Layout(const Schema& schema, const PlannedLength& planned_length);
 
-  // Groups of the methods present in the plan, in Method order.
+  const std::vector<ColumnLayout>& task_columns() const { return task_columns_; }
+  std::size_t status_column() const { return status_column_; }  // index in task_columns()
   const std::vector<GroupLayout>& groups() const { return groups_; }
-  std::size_t group_index(sweep::Method method) const;
+  std::size_t group_of(std::uint64_t task_id) const { return group_of_task_[task_id]; }
   std::uint64_t row_of(std::uint64_t task_id) const { return row_of_task_[task_id]; }
   std::uint64_t task_count() const { return row_of_task_.size(); }
 
+  // Whether a group row's vectors fit the sizes reserved for the task; "" if they do, else why
+  // not.
+  std::string misfit(std::uint64_t task_id, const Row& group_row) const;
+
  private:
+  std::vector<ColumnLayout> task_columns_;
+  std::size_t status_column_ = 0;
   std::vector<GroupLayout> groups_;
-  std::array<std::size_t, sweep::kMethodCount> group_of_method_{};
+  std::vector<std::uint8_t> group_of_task_;
   std::vector<std::uint64_t> row_of_task_;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // Writing the results file in parallel (MPI-IO). The file is created and sized collectively from
-// the plan, with every task's parameters in place and every task pending; after that each rank
+// its layout, with every task's parameters in place and every task pending; after that each rank
 // writes only the rows of the tasks it ran (independent I/O), a row's status last. Only raw data
 // changes after creation, so a job killed at any moment leaves a file that opens cleanly.
 #include <mpi.h>
@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "qsweep/store/layout.hpp"
-#include "qsweep/sweep/execute.hpp"
-#include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::store {
+namespace detail {
+struct FileDatasets;
+}
 
 // Who made the file, stored as root attributes next to the sweep's own identity.
 struct Provenance {
@@ -28,24 +29,33 @@ struct Provenance {
   static Provenance now(std::string command_line, int mpi_ranks);
 };
 
-struct FinishedTask {
+// The sweep a file holds the results of, stored as root attributes.
+struct SweepIdentity {
+  std::string name;
+  std::string source;       // the sweep file's path as given
+  std::string yaml_text;    // its text
+  std::string yaml_sha256;  // of its text
+  std::string plan_hash;    // of the expanded plan: a file is resumed only by the same plan
+};
+
+// The rows of a task that ran.
+struct FinishedRow {
   std::uint64_t id = 0;
-  sweep::TaskOutcome outcome;
-  int rank = 0;  // rank that ran it
+  TaskRows rows;
 };
 
 class ResultsFile {
  public:
-  // Collective over `comm`. Writes the whole file for `plan` to "<path>.partial" and renames it
-  // to `path` (replacing an existing file) only once it is complete, so a job killed during
-  // creation never leaves a half-made file under the final name.
-  static void create(const std::string& path, const sweep::Plan& plan, const Layout& layout,
-                     const Provenance& provenance, MPI_Comm comm);
+  // Collective over `comm`. Writes the whole file to "<path>.partial", every task's rows as
+  // `planned` gives them, and renames it to `path` (replacing an existing file) only once it is
+  // complete, so a job killed during creation never leaves a half-made file under the final
+  // name. Every rank passes the same identity and layout.
+  static void create(const std::string& path, const SweepIdentity& sweep, const Layout& layout,
+                     const PlannedRows& planned, const Provenance& provenance, MPI_Comm comm);
 
-  // Collective: opens a file made by create() for the same plan, to write rows. `plan` and
-  // `layout` must outlive the object.
-  ResultsFile(const std::string& path, const sweep::Plan& plan, const Layout& layout,
-              MPI_Comm comm);
+  // Collective: opens a file made by create() with the same layout, to write rows. `layout` must
+  // outlive the object.
+  ResultsFile(const std::string& path, const Layout& layout, MPI_Comm comm);
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
   // A file not closed explicitly is being abandoned because this rank failed: its handles are
@@ -55,19 +65,19 @@ class ResultsFile {
 
   // Independent I/O. Records that these tasks were handed out (written before they run).
   void write_attempts(std::span<const std::uint64_t> ids, std::span<const std::int32_t> attempts);
-  // Independent I/O. Writes each task's row, then /tasks error, wall_seconds and rank, and last
-  // the status. An outcome whose results do not fit the planned sizes is turned into a failure
-  // (in place) with a message saying so.
-  void write_finished(std::vector<FinishedTask>& finished);
+  // Independent I/O. Writes each task's group row, then its /tasks row but the status, then the
+  // status, and last the checksum that seals the row. Rows must fit the layout
+  // (Layout::misfit).
+  void write_finished(std::span<const FinishedRow> finished);
+
+  const Layout& layout() const { return layout_; }
 
   // Collective.
   void close();
 
  private:
-  struct Datasets;
-  const sweep::Plan& plan_;
   const Layout& layout_;
-  std::unique_ptr<Datasets> datasets_;
+  std::unique_ptr<detail::FileDatasets> datasets_;
 };
 
 }  // namespace qsweep::store

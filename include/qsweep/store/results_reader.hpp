@@ -8,8 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include "qsweep/common/task_status.hpp"
 #include "qsweep/store/hdf5.hpp"
-#include "qsweep/sweep/execute.hpp"
 
 namespace qsweep::store {
 
@@ -31,7 +31,7 @@ struct StatusCounts {
 struct TaskProblem {
   std::uint64_t id = 0;
   std::string method;
-  sweep::TaskStatus status = sweep::TaskStatus::failed;
+  TaskStatus status = TaskStatus::failed;
   std::string error;
 };
 
@@ -46,11 +46,11 @@ class ResultsReader {
   std::string attribute(const std::string& name) const;
   std::uint64_t task_count() const { return task_count_; }
 
-  std::vector<sweep::TaskStatus> statuses() const;
+  std::vector<TaskStatus> statuses() const;
   std::vector<std::int32_t> attempts() const;
   std::vector<std::string> methods() const;  // per task
   // Tasks with the given status in task order, at most `limit` of them.
-  std::vector<TaskProblem> problems(sweep::TaskStatus status, std::size_t limit) const;
+  std::vector<TaskProblem> problems(TaskStatus status, std::size_t limit) const;
   // Tasks with a warning (their `error` is the warning), at most `limit` of them, and how many
   // there are in all (`count`). None in files of format version 1.
   std::vector<TaskProblem> warnings(std::size_t limit, std::uint64_t& count) const;
@@ -72,6 +72,6 @@ class ResultsReader {
   std::uint64_t task_count_ = 0;
 };
 
-StatusCounts count_statuses(const std::vector<sweep::TaskStatus>& statuses);
+StatusCounts count_statuses(const std::vector<TaskStatus>& statuses);
 
 }  // namespace qsweep::store

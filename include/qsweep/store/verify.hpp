@@ -16,15 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "qsweep/common/task_status.hpp"
 #include "qsweep/store/layout.hpp"
-#include "qsweep/sweep/execute.hpp"
-#include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::store {
 
 struct Verification {
   // Per task: the verified status; pending for pending, interrupted and damaged rows.
-  std::vector<sweep::TaskStatus> statuses;
+  std::vector<TaskStatus> statuses;
   std::uint64_t finished = 0;          // rows verified as done, failed or unstable
   std::uint64_t interrupted = 0;       // finished status, not sealed
   std::vector<std::uint64_t> damaged;  // task ids, ascending
@@ -33,10 +32,11 @@ struct Verification {
   static constexpr std::size_t kMaxDamageMessages = 20;
 };
 
-// Verifies every row of the results file at `path` against `plan` (whose layout is `layout`).
-// Throws InputError naming the problem when the file cannot be verified at all: not a results
-// file, another format version, or a structure (datasets, shapes, types, ragged offsets) that is
-// not the plan's.
-Verification verify_results(const std::string& path, const sweep::Plan& plan, const Layout& layout);
+// Verifies every row of the results file at `path` against the layout and the planned rows of
+// its plan. Throws InputError naming the problem when the file cannot be verified at all: not a
+// results file, another format version, or a structure (datasets, shapes, types, ragged offsets)
+// that is not the layout's.
+Verification verify_results(const std::string& path, const Layout& layout,
+                            const PlannedRows& planned);
 
 }  // namespace qsweep::store

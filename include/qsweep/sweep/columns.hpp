@@ -1,45 +1,18 @@
 #pragma once
-// The results schema: for each method, the columns of its HDF5 group (/exact, /simulate, /ldp)
-// and the conversion of a finished task into one row. The store writes these generically and the
-// CLI prints them (`qsweep eval --json` uses the same names), so a column is defined once.
+// The results schema: the columns of /tasks and of each method's group (/exact, /simulate, ...)
+// and the conversion of a task and its outcome into rows. The store writes any such table
+// (qsweep/common/table.hpp) and the CLI prints them (`qsweep eval --json` uses the same names),
+// so a column is defined once.
 // docs/sweep-format.md ("Result columns") lists every column.
 #include <cstdint>
 #include <string>
-#include <variant>
 #include <vector>
 
+#include "qsweep/common/table.hpp"
 #include "qsweep/sweep/execute.hpp"
 #include "qsweep/sweep/task.hpp"
 
 namespace qsweep::sweep {
-
-enum class ColumnType {
-  f64,         // one double per row (NaN where not applicable)
-  i64,         // one int64 per row (-1 where not applicable)
-  str,         // short fixed-length text (names, policies), at most kMaxStringLength bytes
-  f64_vector,  // [rows, width] doubles, width = max over the group's tasks, NaN padding
-  f64_ragged,  // variable length per row: flat dataset + <name>_offset / <name>_count columns
-  i64_ragged,  // as f64_ragged with int64 values (server sets as bitmasks, counts)
-};
-
-// Longest text in a str column (family and policy names, engine names).
-inline constexpr std::size_t kMaxStringLength = 32;
-
-struct ColumnSpec {
-  std::string name;
-  std::string description;
-  std::string units;  // "" if dimensionless
-  ColumnType type = ColumnType::f64;
-  // A parameter of the task (known from the plan, written at creation), not a result.
-  bool parameter = false;
-};
-
-using CellValue =
-    std::variant<double, std::int64_t, std::string, std::vector<double>, std::vector<std::int64_t>>;
-
-struct Row {
-  std::vector<CellValue> cells;  // aligned with group_columns(method)
-};
 
 // Group name ("exact", "simulate", "ldp") and its columns, parameters first, task_id first of all.
 std::string_view group_name(Method method);
@@ -59,5 +32,19 @@ inline constexpr double kMaxStoredTypes = 10'000;
 // The parameters of `task` and the results in `outcome` as one row (status not included).
 // Rows of tasks that failed or were unstable carry parameters and NaN / -1 / empty results.
 Row make_row(const Task& task, const TaskOutcome& outcome);
+
+// /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed)
+// come from the plan; the rest from the outcome and the rank that ran it. The store adds its
+// own bookkeeping columns (attempts, checksum) after these.
+const std::vector<ColumnSpec>& task_columns();
+// The row of a task run by `rank` with `outcome`.
+Row make_task_row(const Task& task, const TaskOutcome& outcome, int rank);
+// The row of a task that has not run: pending, no error, wall_seconds NaN, rank -1.
+Row make_task_row(const Task& task);
+
+// Widths of the /tasks text columns (bytes; longer text ends in "...").
+inline constexpr std::size_t kMethodWidth = 16;
+inline constexpr std::size_t kErrorWidth = 256;
+inline constexpr std::size_t kWarningWidth = 192;
 
 }  // namespace qsweep::sweep

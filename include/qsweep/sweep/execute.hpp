@@ -5,25 +5,8 @@
 #include <string>
 #include <variant>
 
+#include "qsweep/common/task_status.hpp"
 #include "qsweep/sweep/task.hpp"
-
-namespace qsweep::sweep {
-
-// Values as stored in /tasks/status.
-enum class TaskStatus : std::int8_t { pending = 0, done = 1, failed = 2, unstable = 3 };
-
-}  // namespace qsweep::sweep
-
-template <>
-struct qsweep::EnumNames<qsweep::sweep::TaskStatus> {
-  using K = sweep::TaskStatus;
-  static constexpr std::array<EnumName<K>, 4> table{{
-      {K::pending, "pending"},
-      {K::done, "done"},
-      {K::failed, "failed"},
-      {K::unstable, "unstable"},
-  }};
-};
 
 namespace qsweep::sweep {
 

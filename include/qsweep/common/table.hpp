@@ -1,0 +1,46 @@
+#pragma once
+// Tables as the results file stores them: typed columns and rows of cells. The sweep layer
+// describes its tables (/tasks and one group per method) with these; the store writes, reads and
+// checksums any table so described, knowing nothing of tasks or kernels. docs/results-layout.md
+// lists the columns.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace qsweep {
+
+enum class ColumnType {
+  f64,         // one double per row (NaN where not applicable)
+  i64,         // one int64 per row (-1 where not applicable)
+  str,         // fixed-width text, at most ColumnSpec::width bytes (NUL padded)
+  f64_vector,  // [rows, width] doubles, width = max over the group's tasks, NaN padding
+  f64_ragged,  // variable length per row: flat dataset + <name>_offset / <name>_count columns
+  i64_ragged,  // as f64_ragged with int64 values (server sets as bitmasks, counts)
+  i32,         // one int32 per row (cell: int64)
+  u64,         // one uint64 per row (cell: uint64)
+  status,      // a task's TaskStatus, an HDF5 enum over int8 (cell: int64)
+};
+
+// Width of a str column unless its spec says otherwise (family and policy names, engine names).
+inline constexpr std::size_t kMaxStringLength = 32;
+
+struct ColumnSpec {
+  std::string name;
+  std::string description;
+  std::string units;  // "" if dimensionless
+  ColumnType type = ColumnType::f64;
+  // A parameter of the task (known from the plan, written at creation), not a result.
+  bool parameter = false;
+  std::size_t width = kMaxStringLength;  // str: bytes per value
+};
+
+using CellValue = std::variant<double, std::int64_t, std::string, std::vector<double>,
+                               std::vector<std::int64_t>, std::uint64_t>;
+
+struct Row {
+  std::vector<CellValue> cells;  // aligned with the table's columns
+};
+
+}  // namespace qsweep

@@ -1,0 +1,43 @@
+#pragma once
+// The results file of a plan: the sweep layer's tables (sweep/columns.hpp) handed to the store,
+// which knows tables and rows, not tasks. Everything the job, `qsweep verify` and the tests do
+// with a plan's file goes through here.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "qsweep/store/layout.hpp"
+#include "qsweep/store/results_file.hpp"
+#include "qsweep/store/verify.hpp"
+#include "qsweep/sweep/execute.hpp"
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::run {
+
+// A task that ran, with the rank that ran it.
+struct FinishedTask {
+  std::uint64_t id = 0;
+  sweep::TaskOutcome outcome;
+  int rank = 0;
+};
+
+// /tasks, then one group per method present in the plan, in Method order.
+store::Layout results_layout(const sweep::Plan& plan);
+
+// Collective: creates the results file of `plan` (store::ResultsFile::create).
+void create_results_file(const std::string& path, const sweep::Plan& plan,
+                         const store::Layout& layout, const store::Provenance& provenance,
+                         MPI_Comm comm);
+
+// Writes the rows of finished tasks. An outcome whose results do not fit the planned sizes is
+// turned into a failure (in place) with a message saying so.
+void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
+                    std::vector<FinishedTask>& finished);
+
+// Verifies the file at `path` against `plan` (store::verify_results).
+store::Verification verify_results(const std::string& path, const sweep::Plan& plan,
+                                   const store::Layout& layout);
+
+}  // namespace qsweep::run

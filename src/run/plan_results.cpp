@@ -1,0 +1,84 @@
+#include "qsweep/run/plan_results.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+#include "qsweep/sweep/columns.hpp"
+
+namespace qsweep::run {
+namespace {
+
+store::PlannedRows planned_rows(const sweep::Plan& plan) {
+  return {[&plan](std::uint64_t id) { return sweep::make_task_row(plan.tasks.at(id)); },
+          [&plan](std::uint64_t id) { return sweep::make_row(plan.tasks.at(id), {}); }};
+}
+
+}  // namespace
+
+store::Layout results_layout(const sweep::Plan& plan) {
+  store::Schema schema;
+  schema.task_count = plan.tasks.size();
+  schema.task_columns = sweep::task_columns();
+  std::array<bool, sweep::kMethodCount> present{};
+  for (const sweep::Task& task : plan.tasks) {
+    if (task.id != static_cast<std::uint64_t>(&task - plan.tasks.data())) {
+      throw std::logic_error("plan tasks must have id == position");
+    }
+    present[static_cast<std::size_t>(task.method())] = true;
+  }
+  std::array<std::size_t, sweep::kMethodCount> group_of_method{};
+  for (const sweep::Method method : sweep::kMethods) {
+    if (!present[static_cast<std::size_t>(method)]) continue;
+    group_of_method[static_cast<std::size_t>(method)] = schema.groups.size();
+    schema.groups.push_back(
+        {std::string(sweep::group_name(method)), sweep::group_columns(method), {}});
+  }
+  for (const sweep::Task& task : plan.tasks) {
+    schema.groups[group_of_method[static_cast<std::size_t>(task.method())]].task_ids.push_back(
+        task.id);
+  }
+  return store::Layout(schema, [&plan](std::uint64_t id, std::size_t column) {
+    const sweep::Task& task = plan.tasks[id];
+    return sweep::planned_length(task, sweep::group_columns(task.method())[column]);
+  });
+}
+
+void create_results_file(const std::string& path, const sweep::Plan& plan,
+                         const store::Layout& layout, const store::Provenance& provenance,
+                         MPI_Comm comm) {
+  const store::SweepIdentity sweep{plan.name, plan.source, plan.yaml_text, plan.yaml_sha256,
+                                   plan.hash};
+  store::ResultsFile::create(path, sweep, layout, planned_rows(plan), provenance, comm);
+}
+
+void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
+                    std::vector<FinishedTask>& finished) {
+  const store::Layout& layout = file.layout();
+  std::vector<store::FinishedRow> rows;
+  rows.reserve(finished.size());
+  for (FinishedTask& task : finished) {
+    const sweep::Task& spec = plan.tasks.at(task.id);
+    store::FinishedRow& row = rows.emplace_back();
+    row.id = task.id;
+    row.rows.group = sweep::make_row(spec, task.outcome);
+    const std::string problem = layout.misfit(task.id, row.rows.group);
+    if (!problem.empty()) {
+      sweep::TaskOutcome failure;
+      failure.status = TaskStatus::failed;
+      failure.error = problem;
+      failure.wall_seconds = task.outcome.wall_seconds;
+      task.outcome = std::move(failure);
+      row.rows.group = sweep::make_row(spec, task.outcome);
+    }
+    row.rows.task = sweep::make_task_row(spec, task.outcome, task.rank);
+  }
+  file.write_finished(rows);
+}
+
+store::Verification verify_results(const std::string& path, const sweep::Plan& plan,
+                                   const store::Layout& layout) {
+  return store::verify_results(path, layout, planned_rows(plan));
+}
+
+}  // namespace qsweep::run

@@ -1,0 +1,194 @@
+// Creating the results file: collectively, every dataset allocated and every row written as
+// planned, under a temporary name until complete.
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "parallel_file.hpp"
+#include "qsweep/store/results_file.hpp"
+#include "qsweep/version.hpp"
+#include "row_image.hpp"
+
+namespace qsweep::store {
+namespace {
+
+// Rows written per step while creating the file (bounds the memory of the rows in flight).
+constexpr std::uint64_t kCreateChunkRows = 4096;
+
+std::string iso8601_utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> text{};
+  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text.data();
+}
+
+// Every rank writes its share of the rows of a table: chunks of rows dealt out in turn.
+template <class WriteChunk>
+void for_my_chunks(std::uint64_t rows, int rank, int ranks, WriteChunk write_chunk) {
+  for (std::uint64_t begin = static_cast<std::uint64_t>(rank) * kCreateChunkRows; begin < rows;
+       begin += static_cast<std::uint64_t>(ranks) * kCreateChunkRows) {
+    write_chunk(begin, std::min<std::uint64_t>(begin + kCreateChunkRows, rows));
+  }
+}
+
+// Rows [begin, end) of a table as `row_of` makes them (row number -> cells).
+template <class RowOf>
+std::vector<detail::ColumnImage> planned_images(const std::vector<ColumnLayout>& columns,
+                                                std::uint64_t begin, std::uint64_t end,
+                                                RowOf row_of, std::vector<std::uint64_t>& numbers) {
+  std::vector<Row> rows;
+  rows.reserve(end - begin);
+  detail::RowEntries entries;
+  entries.reserve(end - begin);
+  numbers.clear();
+  for (std::uint64_t row = begin; row < end; ++row) {
+    rows.push_back(row_of(row));
+    numbers.push_back(row);
+  }
+  for (std::uint64_t row = begin; row < end; ++row) entries.emplace_back(row, &rows[row - begin]);
+  return detail::encode_rows(columns, entries);
+}
+
+}  // namespace
+
+Provenance Provenance::now(std::string command_line, int mpi_ranks) {
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  return Provenance{std::move(command_line), host.data(), iso8601_utc_now(), mpi_ranks};
+}
+
+void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, const Layout& layout,
+                         const PlannedRows& planned, const Provenance& provenance_in,
+                         MPI_Comm comm) {
+  using detail::broadcast_string;
+  const int rank = detail::comm_rank(comm);
+  const int ranks = detail::comm_size(comm);
+  // Collective metadata must be identical on every rank: rank 0's provenance is the file's.
+  Provenance provenance = provenance_in;
+  broadcast_string(provenance.command_line, comm, "provenance");
+  broadcast_string(provenance.hostname, comm, "provenance");
+  broadcast_string(provenance.created, comm, "provenance");
+  detail::check_mpi(MPI_Bcast(&provenance.mpi_ranks, 1, MPI_INT, 0, comm), "MPI_Bcast",
+                    "provenance");
+  std::string plan_hash = sweep.plan_hash;
+  broadcast_string(plan_hash, comm, "plan hash");
+  if (plan_hash != sweep.plan_hash) throw std::logic_error("ranks hold different plans");
+
+  const std::string partial = path + ".partial";
+  detail::FileDatasets file;
+  try {
+    {
+      const H5Id fapl = detail::file_access(comm, partial);
+      // The root remembers the order its groups were made in: /tasks, then the groups in the
+      // schema's order, as `qsweep status` and h5py list them.
+      const H5Id fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "H5Pcreate", partial);
+      check(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+            "H5Pset_link_creation_order", partial);
+      file.file = H5Id(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose,
+                       "H5Fcreate", partial);
+    }
+    const hid_t root = file.file.get();
+    write_string_attribute(root, "format", kFormatName);
+    write_int_attribute(root, "format_version", kFormatVersion);
+    write_string_attribute(root, "qsweep_version", kVersion);
+    write_string_attribute(root, "git_commit", git_commit());
+    write_string_attribute(root, "created", provenance.created);
+    write_string_attribute(root, "command_line", provenance.command_line);
+    write_int_attribute(root, "mpi_ranks", provenance.mpi_ranks);
+    write_string_attribute(root, "hostname", provenance.hostname);
+    write_string_attribute(root, "sweep_name", sweep.name);
+    write_string_attribute(root, "sweep_source", sweep.source);
+    write_string_attribute(root, "sweep_yaml", sweep.yaml_text);
+    write_string_attribute(root, "sweep_sha256", sweep.yaml_sha256);
+    write_string_attribute(root, "plan_hash", sweep.plan_hash);
+    write_int_attribute(root, "task_count", static_cast<long long>(layout.task_count()));
+
+    const hsize_t tasks = layout.task_count();
+    file.tasks.name = "tasks";
+    file.tasks.create(root, "one row per task of the plan, all methods", layout.task_columns(),
+                      tasks);
+    const hid_t tg = file.tasks.group.get();
+    file.attempts = detail::create_dataset(
+        tg, "attempts", H5T_STD_I32LE, {tasks},
+        "times the task was handed to a worker (written before it runs)", "", "/tasks/attempts");
+    file.checksum = detail::create_dataset(
+        tg, "checksum", H5T_STD_U64LE, {tasks},
+        "XXH3-64 of the finished row's stored values (this row of /tasks but attempts, and the "
+        "task's row of its method group), written last; 0: not finished",
+        "", "/tasks/checksum");
+    for (const GroupLayout& group : layout.groups()) {
+      detail::TableDatasets& datasets = file.groups.emplace_back();
+      datasets.name = group.name;
+      datasets.create(root,
+                      "one row per " + group.name +
+                          " task, in task order; task_id is the "
+                          "row in /tasks",
+                      group.columns, group.rows());
+    }
+
+    // Every element of every dataset is written now, in chunks of rows shared out over the ranks.
+    // Tasks start pending with their parameters in place and no checksum.
+    std::vector<std::uint64_t> numbers;
+    for_my_chunks(tasks, rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
+      const auto images = planned_images(layout.task_columns(), begin, end, planned.task, numbers);
+      file.tasks.write(layout.task_columns(), numbers, images);
+      const std::vector<detail::Range> chunk{{begin, end - begin}};
+      file.write_attempts(chunk, std::vector<std::int32_t>(end - begin, 0));
+      file.write_checksums(chunk, std::vector<std::uint64_t>(end - begin, 0));
+    });
+    for (std::size_t g = 0; g < layout.groups().size(); ++g) {
+      const GroupLayout& group = layout.groups()[g];
+      detail::TableDatasets& datasets = file.groups[g];
+      for_my_chunks(group.rows(), rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
+        const auto images = planned_images(
+            group.columns, begin, end,
+            [&](std::uint64_t row) { return planned.group(group.task_ids[row]); }, numbers);
+        datasets.write(group.columns, numbers, images);
+        // Offsets are fixed by the layout: written once, here.
+        for (std::size_t c = 0; c < group.columns.size(); ++c) {
+          const ColumnLayout& column = group.columns[c];
+          if (!is_ragged(column.spec.type)) continue;
+          std::vector<std::int64_t> offsets(
+              column.offsets.begin() + static_cast<std::ptrdiff_t>(begin),
+              column.offsets.begin() + static_cast<std::ptrdiff_t>(end));
+          detail::write_ranges(datasets.columns[c].offset.get(), H5T_NATIVE_INT64,
+                               {{begin, end - begin}}, detail::kOneValue, offsets.data(),
+                               "/" + group.name + "/" + column.spec.name + "_offset");
+        }
+      });
+    }
+    file.close();
+  } catch (...) {
+    // This run fails (the caller ends the job): a half-made file is of no use to anyone. Its
+    // handles are left open (closing is collective, and the other ranks may not be there).
+    file.release();
+    std::remove(partial.c_str());
+    throw;
+  }
+
+  // Only a complete file gets the final name.
+  int renamed = 1;
+  std::string rename_error;
+  if (rank == 0) {
+    std::error_code error;
+    std::filesystem::rename(partial, path, error);
+    if (error) {
+      renamed = 0;
+      rename_error = "cannot rename " + partial + " to " + path + ": " + error.message();
+      std::remove(partial.c_str());
+    }
+  }
+  detail::check_mpi(MPI_Bcast(&renamed, 1, MPI_INT, 0, comm), "MPI_Bcast", "rename result");
+  broadcast_string(rename_error, comm, "rename result");
+  if (renamed == 0) throw StoreError(rename_error);
+}
+
+}  // namespace qsweep::store

@@ -1,0 +1,86 @@
+#pragma once
+// The pieces the writer of the results file is made of: MPI-IO file access, datasets allocated
+// at creation, and the open handles of a file's tables with the writes of blocks of rows.
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qsweep/store/hdf5.hpp"
+#include "qsweep/store/layout.hpp"
+#include "row_image.hpp"
+
+namespace qsweep::store::detail {
+
+// MPI errors are returned (MPI_ERRORS_RETURN) and become exceptions naming the call.
+void check_mpi(int result, std::string_view call, std::string_view what);
+void broadcast_string(std::string& text, MPI_Comm comm, std::string_view what);
+int comm_rank(MPI_Comm comm);
+int comm_size(MPI_Comm comm);
+
+// File access through MPI-IO, in the HDF5 1.8 format.
+H5Id file_access(MPI_Comm comm, const std::string& path);
+// A group that remembers the order its members were made in (schema order).
+H5Id create_group(hid_t parent, const std::string& name, const std::string& path);
+// A dataset allocated now, contiguous, never filled by HDF5, with its description and units.
+H5Id create_dataset(hid_t parent, const std::string& name, hid_t file_type,
+                    const std::vector<hsize_t>& dims, const std::string& description,
+                    const std::string& units, const std::string& path);
+H5Id open_dataset(hid_t parent, const std::string& name, const std::string& path);
+
+// A column's datasets: its values (the flat values of a ragged column), and for a ragged column
+// its _offset and _count.
+struct ColumnDatasets {
+  H5Id data;
+  H5Id offset;  // ragged columns, at creation only
+  H5Id count;   // ragged columns
+  H5Id memory_type;
+};
+
+// The open datasets of one table (/tasks or a group), one per column of its layout.
+struct TableDatasets {
+  std::string name;  // "tasks", "exact", ...
+  H5Id group;
+  std::vector<ColumnDatasets> columns;
+
+  // Creates the table's group in `parent` and its datasets for `rows` rows (ragged: the layout's
+  // flat length), described by their specs.
+  void create(hid_t parent, const std::string& description, const std::vector<ColumnLayout>& layout,
+              std::uint64_t rows);
+  // Opens them in a file made by create().
+  void open(hid_t parent, const std::vector<ColumnLayout>& layout);
+  // Writes rows `rows` (ascending) of every column but `skip` (an index, or npos) from their
+  // images.
+  void write(const std::vector<ColumnLayout>& layout, std::span<const std::uint64_t> rows,
+             const std::vector<ColumnImage>& images, std::size_t skip = npos);
+  void handles(std::vector<H5Id*>& all);
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+};
+
+// Every open object of a results file.
+struct FileDatasets {
+  H5Id file;  // declared first: destroyed last, after every object in it
+  TableDatasets tasks;
+  H5Id attempts, checksum;  // the store's own /tasks columns
+  std::vector<TableDatasets> groups;
+
+  // Objects first, the file last.
+  void close();
+  // Without closing (collective in parallel HDF5): this rank is failing.
+  void release();
+  void write_attempts(const std::vector<Range>& ranges, const std::vector<std::int32_t>& values);
+  void write_checksums(const std::vector<Range>& ranges, const std::vector<std::uint64_t>& values);
+  // The status column alone (pending rows; the write that precedes a checksum).
+  void write_status(const Layout& layout, const std::vector<Range>& ranges,
+                    const std::vector<std::int8_t>& values);
+
+ private:
+  std::vector<H5Id*> handles();
+};
+
+}  // namespace qsweep::store::detail

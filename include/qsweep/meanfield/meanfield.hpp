@@ -1,8 +1,9 @@
 #pragma once
 // The mean-field (N -> infinity) limit of N unit-rate servers with Poisson arrivals of rate
-// N * lambda dispatched by a JSQ-like policy (sweep method `meanfield`, docs/meanfield.md):
-// the fixed point x_i (fraction of servers with at least i jobs), the per-server mean queue
-// length and sojourn time, and the fluid trajectory x(t) from a given start. Deterministic.
+// N * lambda dispatched by a JSQ-like policy or replicated to d servers (sweep method
+// `meanfield`, docs/meanfield.md): the fixed point x_i (fraction of servers with at least i jobs,
+// or replicas), the per-server mean queue length and sojourn time, and the fluid trajectory x(t)
+// from a given start. Deterministic.
 #include <array>
 #include <boost/serialization/vector.hpp>
 #include <cstdint>
@@ -13,19 +14,23 @@
 namespace qsweep::meanfield {
 
 // random: uniform server; power_of_d: shortest of d distinct uniform servers (as N -> infinity
-// the same as d samples with replacement); jsq, jiq: join the shortest / an idle queue.
-enum class Policy { power_of_d, jsq, jiq, random };
+// the same as d samples with replacement); jsq, jiq: join the shortest / an idle queue;
+// redundancy_coc: replicas at d distinct uniform servers (FCFS, Exp(1) each), the first to
+// complete cancels the others (Gardner et al., Oper. Res. 2017); queues count replicas.
+// Appended last: the enumerator's value is part of the plan hash.
+enum class Policy { power_of_d, jsq, jiq, random, redundancy_coc };
 
 }  // namespace qsweep::meanfield
 
 template <>
 struct qsweep::EnumNames<qsweep::meanfield::Policy> {
   using K = meanfield::Policy;
-  static constexpr std::array<EnumName<K>, 4> table{{
+  static constexpr std::array<EnumName<K>, 5> table{{
       {K::power_of_d, "power_of_d"},
       {K::jsq, "jsq"},
       {K::jiq, "jiq"},
       {K::random, "random"},
+      {K::redundancy_coc, "redundancy_coc"},
   }};
 };
 
@@ -37,13 +42,13 @@ inline constexpr int kMaxLevels = 100'000;
 
 struct Options {
   Policy policy = Policy::power_of_d;
-  int policy_d = 2;          // power_of_d: distinct servers sampled per arrival (1: random)
+  int policy_d = 2;          // power_of_d: servers sampled; redundancy_coc: replicas (1: random)
   double lambda = 0.5;       // per-server arrival rate, in (0, 1)
   double tolerance = 1e-15;  // the occupancy stops before the first level with x_k < tolerance
   int occupancy_max = 0;  // > 0: exactly x_1..x_occupancy_max are reported (fixed point and path)
-  // Fluid trajectory: none if horizon = 0, else x(t) at time_points times evenly spaced over
-  // [0, horizon] from the start initial_counts (index k: weight of queues of length k; counts or
-  // fractions, normalised by their sum; empty: all queues empty).
+  // Fluid trajectory (not for redundancy_coc): none if horizon = 0, else x(t) at time_points
+  // times evenly spaced over [0, horizon] from the start initial_counts (index k: weight of
+  // queues of length k; counts or fractions, normalised by their sum; empty: all queues empty).
   double horizon = 0.0;
   int time_points = 11;
   std::vector<double> initial_counts;
@@ -60,8 +65,9 @@ struct Options {
 };
 
 struct Result {
-  double EQ = 0.0;  // mean number of jobs per server, sum_{i >= 1} x_i (not truncated)
-  double ET = 0.0;  // mean sojourn time, EQ / lambda (Little)
+  // Mean number of jobs (redundancy_coc: replicas) per server, sum_{i >= 1} x_i (not truncated).
+  double EQ = 0.0;
+  double ET = 0.0;  // mean sojourn time of a job: EQ / lambda (redundancy_coc: EQ / (d lambda))
   std::vector<double> occupancy;  // x_1..x_K of the fixed point, K = levels(options)
   double tail = 0.0;              // x_{K+1} of the fixed point: the first level not reported
   // Trajectory: times t_0..t_{m-1} and, row-major, x_1(t_j)..x_K(t_j) (m * K values).
@@ -78,13 +84,15 @@ struct Result {
   }
 };
 
-// Throws InputError for options outside their ranges (lambda in (0, 1), d >= 1, ...).
+// Throws InputError for options outside their ranges (lambda in (0, 1), d >= 1, ...) and for a
+// trajectory of redundancy_coc.
 void validate(const Options& options);
 
 // x_i of the fixed point for i = 1..levels (x_0 = 1 is not included):
 //   power_of_d: x_i = lambda^((d^i - 1) / (d - 1)) (d = 1: lambda^i), computed as
 //               x_1 = lambda, x_{i+1} = lambda * x_i^d;
-//   random: lambda^i; jsq, jiq: x_1 = lambda, x_i = 0 for i >= 2.
+//   random: lambda^i; jsq, jiq: x_1 = lambda, x_i = 0 for i >= 2;
+//   redundancy_coc: the cavity integral of docs/meanfield.md (d = 1: lambda^i).
 std::vector<double> fixed_point(Policy policy, int d, double lambda, int levels);
 
 // The number K of occupancy levels reported: occupancy_max if > 0, else the larger of the

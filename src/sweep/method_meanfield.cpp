@@ -1,6 +1,6 @@
 // The method `meanfield`: the N -> infinity limit of many unit-rate servers under a JSQ-like
-// policy (src/meanfield): fixed point of the occupancy, per-server E[Q] and E[T], and the fluid
-// trajectory from a given start. Deterministic: it needs no seed.
+// policy or redundancy-d (src/meanfield): fixed point of the occupancy, per-server E[Q] and E[T],
+// and the fluid trajectory from a given start. Deterministic: it needs no seed.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -47,6 +47,12 @@ Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
 
 bool has_trajectory(const Draft& d) { return d.task.as<MeanfieldTask>().options.horizon > 0.0; }
 
+// policy_d: servers sampled by power_of_d, replicas per job of redundancy_coc (the `d` of family
+// complete in exact and simulate blocks).
+bool uses_d(meanfield::Policy policy) {
+  return policy == meanfield::Policy::power_of_d || policy == meanfield::Policy::redundancy_coc;
+}
+
 // Designated initializers leave the unnamed members at their defaults, as intended.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -54,8 +60,8 @@ std::vector<KeySpec> keys() {
   std::vector<KeySpec> k{lambda_key()};  // per-server arrival rate; servers have rate 1
   k.push_back({.name = "policy",
                .kind = Kind::choice,
-               .help = "meanfield: dispatching policy of the N -> infinity system (default "
-                       "power_of_d)",
+               .help = "meanfield: dispatching policy, or redundancy_coc, of the N -> infinity "
+                       "system (default power_of_d)",
                .choices = enum_names<meanfield::Policy>(),
                .selector = true,
                .apply = [](Draft& d, const Value& v) {
@@ -64,13 +70,11 @@ std::vector<KeySpec> keys() {
   k.push_back(
       {.name = "policy_d",
        .kind = Kind::integer,
-       .help = "servers sampled by power_of_d (default 2)",
+       .help = "meanfield: servers sampled by power_of_d, replicas per job of redundancy_coc "
+               "(default 2)",
        .bounds = between(1, 1'000'000, false, false),
-       .used_by = "policy power_of_d",
-       .applies =
-           [](const Draft& d) {
-             return options_of(d.task).policy == meanfield::Policy::power_of_d;
-           },
+       .used_by = "policy power_of_d, redundancy_coc",
+       .applies = [](const Draft& d) { return uses_d(options_of(d.task).policy); },
        .apply = [](Draft& d, const Value& v) { options_of(d.task).policy_d = small_int(v); }});
   k.push_back(
       {.name = "occupancy_max",
@@ -123,8 +127,10 @@ void derive(Draft& d, const BlockContext& block) {
 
 // ---- cost --------------------------------------------------------------------------------------
 
-// Seconds per occupancy level and per Runge-Kutta step and level (orders of magnitude).
+// Seconds per occupancy level and per Runge-Kutta step and level (orders of magnitude);
+// redundancy_coc integrates every level over 100 to 500 quadrature nodes, twice (levels, solve).
 constexpr double kSecondsPerLevel = 1e-8;
+constexpr double kSecondsPerCocLevel = 5e-5;
 constexpr double kSecondsPerStepLevel = 2e-7;
 
 CostEstimate estimate(const Task& task) {
@@ -132,8 +138,10 @@ CostEstimate estimate(const Task& task) {
   const double levels = meanfield::levels(o);
   const double steps = o.horizon / o.dt;
   const double values = static_cast<double>(meanfield::trajectory_size(o)) + 2.0 * levels;
+  const double per_level =
+      o.policy == meanfield::Policy::redundancy_coc ? kSecondsPerCocLevel : kSecondsPerLevel;
   CostEstimate cost{
-      levels * kSecondsPerLevel + steps * levels * kSecondsPerStepLevel,
+      levels * per_level + steps * levels * kSecondsPerStepLevel,
       fmt::format("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels", levels, steps, levels),
       {}};
   cost.memory = {16.0 * values, 16.0 * values,
@@ -160,7 +168,7 @@ void run(const Task& task, TaskOutcome& outcome) {
 std::string describe_task(const Task& t) {
   const meanfield::Options& o = options_of(t);
   std::string policy(name_of(o.policy));
-  if (o.policy == meanfield::Policy::power_of_d) policy += fmt::format("(d={})", o.policy_d);
+  if (uses_d(o.policy)) policy += fmt::format("(d={})", o.policy_d);
   std::string text = fmt::format("meanfield {} lambda={:.6g}", policy, o.lambda);
   if (o.horizon > 0.0) text += fmt::format(" horizon={:g}", o.horizon);
   return text;
@@ -183,12 +191,12 @@ std::vector<Column> columns() {
   const auto trajectory = [](const Task& t) { return meanfield::trajectory_size(options_of(t)); };
   c.push_back(parameter("policy", "dispatching policy", "", ColumnType::str,
                         [](const Task& t) { return std::string(name_of(options_of(t).policy)); }));
-  c.push_back(parameter("policy_d", "servers sampled by power_of_d (-1: other policy)", "",
-                        ColumnType::i64, [](const Task& t) {
-                          return options_of(t).policy == meanfield::Policy::power_of_d
-                                     ? std::int64_t{options_of(t).policy_d}
-                                     : kNone;
-                        }));
+  c.push_back(parameter(
+      "policy_d",
+      "servers sampled by power_of_d, replicas per job of redundancy_coc (-1: other policy)", "",
+      ColumnType::i64, [](const Task& t) {
+        return uses_d(options_of(t).policy) ? std::int64_t{options_of(t).policy_d} : kNone;
+      }));
   c.push_back(parameter("lambda", "per-server arrival rate (servers of rate 1)", "1/time",
                         ColumnType::f64, [](const Task& t) { return options_of(t).lambda; }));
   c.push_back(parameter("tolerance", "the occupancy stops before the first x_k below it", "",
@@ -214,11 +222,15 @@ std::vector<Column> columns() {
       "trajectory start: weight of queues of length k, k = 0.. (empty: all empty)", "",
       ColumnType::f64_ragged, [](const Task& t) { return options_of(t).initial_counts; },
       [](const Task& t) { return options_of(t).initial_counts.size(); }));
-  c.push_back(result_f64<R>("EQ", "mean number of jobs per server, sum_i x_i (not truncated)",
+  c.push_back(result_f64<R>("EQ",
+                            "mean number of jobs (redundancy_coc: replicas) per server, sum_i x_i "
+                            "(not truncated)",
                             "jobs", &R::EQ));
-  c.push_back(result_f64<R>("ET", "mean sojourn time EQ / lambda", "time", &R::ET));
+  c.push_back(result_f64<R>("ET", "mean sojourn time EQ / lambda (redundancy_coc: EQ / (d lambda))",
+                            "time", &R::ET));
   c.push_back(result_vector<R>("occupancy",
-                               "fixed point x_1..x_K (fraction of servers with >= i jobs); "
+                               "fixed point x_1..x_K (fraction of servers with >= i jobs, "
+                               "redundancy_coc: replicas); "
                                "levels beyond K are below tolerance or cut by occupancy_max",
                                "", ColumnType::f64_ragged, &R::occupancy, levels));
   c.push_back(result_f64<R>("tail", "x_{K+1} of the fixed point: the first level not reported", "",

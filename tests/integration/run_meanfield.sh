@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Method meanfield end to end: `qsweep eval` (text and --json) prints the JSQ(2) fixed point, and
-# a sweep of meanfield blocks (no seed: the method is deterministic) runs through
-# `mpirun -n 2 qsweep run` into the HDF5 file, where h5py finds the closed forms.
+# Method meanfield end to end: `qsweep eval` (text and --json) prints the JSQ(2) and the
+# redundancy-2 fixed points, and a sweep of meanfield blocks (no seed: the method is
+# deterministic) runs through `mpirun -n 2 qsweep run` into the HDF5 file, where h5py finds the
+# closed forms.
 # Usage: run_meanfield.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 
@@ -24,6 +25,26 @@ assert abs(r["ET"] - r["EQ"] / 0.9) < 1e-12
 PY
 expect_exit 2 "$QSWEEP" eval --method meanfield --policy jsq --lambda 1.0
 
+# Redundancy-2 with cancel-on-completion: E[T] = -ln(1 - lambda) / lambda^2 - 1 / lambda, and the
+# occupancy counts replicas: x_1 = lambda, sum_i x_i = EQ = d lambda E[T].
+"$QSWEEP" eval --method meanfield --policy redundancy_coc --policy_d 2 --lambda 0.9 >coc.txt ||
+  fail "qsweep eval --policy redundancy_coc failed: $(cat coc.txt)"
+grep -q '^ET  *1.73158' coc.txt || fail "redundancy_coc ET is not 1.73158...: $(cat coc.txt)"
+"$QSWEEP" eval --method meanfield --policy redundancy_coc --policy_d 2 --lambda 0.9 --json \
+  >coc.json || fail "qsweep eval --policy redundancy_coc --json failed"
+"$PYTHON" - coc.json <<'PY' || fail "eval --json does not give the redundancy-2 fixed point"
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "done" and r["policy_d"] == 2, r
+et = -math.log(1 - 0.9) / 0.81 - 1 / 0.9
+assert abs(r["ET"] - et) < 1e-10 * et, r["ET"]
+assert abs(r["EQ"] - 2 * 0.9 * r["ET"]) < 1e-12, r["EQ"]
+x = r["occupancy"]
+assert abs(x[0] - 0.9) < 1e-13 and all(a > b for a, b in zip(x, x[1:])), x
+assert abs(sum(x) - r["EQ"]) < 1e-12 * r["EQ"], (sum(x), r["EQ"])
+PY
+expect_exit 2 "$QSWEEP" eval --method meanfield --policy redundancy_coc --lambda 0.9 --horizon 5
+
 cat >meanfield.yaml <<'YAML'
 name: meanfield-it
 blocks:
@@ -37,6 +58,10 @@ blocks:
     horizon: 30
     time_points: 4
     initial_counts: [2, 0, 0, 2]
+  - method: meanfield
+    policy: redundancy_coc
+    policy_d: [1, 2, 3]
+    lambda: 0.9
 YAML
 mpi 2 "$QSWEEP" run meanfield.yaml -o meanfield.h5 --quiet
 "$PYTHON" - meanfield.h5 <<'PY' || fail "the results file does not hold the meanfield rows"
@@ -46,10 +71,10 @@ import numpy as np
 with h5py.File(sys.argv[1], "r") as f:
     g = f["meanfield"]
     policy = [p.decode() if isinstance(p, bytes) else p for p in g["policy"][()]]
-    assert len(policy) == 8, policy
+    assert len(policy) == 11, policy
     offsets, counts = g["occupancy_offset"][()], g["occupancy_count"][()]
     flat = g["occupancy"][()]
-    for row in range(8):
+    for row in range(11):
         lam, d = g["lambda"][row], g["policy_d"][row]
         x = flat[offsets[row]:offsets[row] + counts[row]]
         assert counts[row] == g["levels"][row] and counts[row] >= 1, row
@@ -58,6 +83,13 @@ with h5py.File(sys.argv[1], "r") as f:
             expected = lam ** i if d == 1 else lam ** ((d ** i - 1.0) / (d - 1.0))
             assert np.allclose(x, expected, rtol=1e-12, atol=0), (row, x)
             assert abs(g["ET"][row] - g["EQ"][row] / lam) < 1e-12
+        elif policy[row] == "redundancy_coc":  # E[T] = sum_n lambda^(n-1) / ((d-1) n + 1)
+            et = sum(lam ** (n - 1) / ((d - 1) * n + 1) for n in range(1, 2000))
+            assert abs(g["ET"][row] - et) < 1e-10 * et, (row, d, g["ET"][row], et)
+            assert abs(g["EQ"][row] - d * lam * g["ET"][row]) < 1e-12 * g["EQ"][row], row
+            assert abs(x[0] - lam) < 1e-13 and abs(x.sum() - g["EQ"][row]) < 1e-12 * g["EQ"][row]
+            if d == 1:
+                assert np.allclose(x, lam ** np.arange(1, counts[row] + 1), rtol=1e-12), x
         else:
             assert abs(x[0] - lam) < 1e-15 and g["EQ"][row] == lam and g["ET"][row] == 1.0
             t0 = g["trajectory_offset"][row]

@@ -3,7 +3,8 @@
 # and compares every dataset bytewise (type, shape, bytes, attributes), leaving out what differs
 # from run to run by design: timings (/tasks/wall_seconds, /ldp/cpu_seconds,
 # /simulate/events_per_second), /tasks rank and attempts, the checksum that covers them, and the
-# provenance attributes. Then each binary's `qsweep verify` checks the other's file: the
+# provenance attributes. Named dimensions (dimension scales, which hold no values) and their
+# bookkeeping attributes are not compared. Then each binary's `qsweep verify` checks the other's file: the
 # checksums are computed over the same bytes in the same order.
 # Usage: scripts/compare-results.sh OLD_QSWEEP NEW_QSWEEP SWEEP.yaml...   (ranks: $RANKS, 2)
 # Needs mpirun and Debian's h5py (/usr/bin/python3).
@@ -24,10 +25,17 @@ import sys, h5py
 varying = {"/tasks/wall_seconds", "/tasks/rank", "/tasks/attempts", "/tasks/checksum",
            "/ldp/cpu_seconds", "/simulate/events_per_second"}
 provenance = {"created", "command_line", "git_commit", "hostname", "mpi_ranks", "qsweep_version"}
+dimension_attributes = {"DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME"}
 def objects(f):
     found = {"/": f}
-    f.visititems(lambda name, obj: found.__setitem__("/" + name, obj))
+    def add(name, obj):
+        if not (isinstance(obj, h5py.Dataset) and h5py.h5ds.is_scale(obj.id)):
+            found["/" + name] = obj
+    f.visititems(add)
     return found
+def attributes(path, obj):
+    return {k: v for k, v in obj.attrs.items() if k not in dimension_attributes
+            and not (path == "/" and k in provenance)}
 a, b = (objects(h5py.File(p, "r")) for p in sys.argv[1:3])
 problems = []
 if a.keys() != b.keys():
@@ -35,8 +43,7 @@ if a.keys() != b.keys():
 datasets = 0
 for path in sorted(a.keys() & b.keys()):
     x, y = a[path], b[path]
-    attrs_x = {k: v for k, v in x.attrs.items() if not (path == "/" and k in provenance)}
-    attrs_y = {k: v for k, v in y.attrs.items() if not (path == "/" and k in provenance)}
+    attrs_x, attrs_y = attributes(path, x), attributes(path, y)
     if sorted(attrs_x) != sorted(attrs_y) or any(
             str(attrs_x[k]) != str(attrs_y[k]) for k in attrs_x):
         problems.append(f"{path}: attributes differ")

@@ -13,6 +13,7 @@ packages=(
   libcli11-dev librandom123-dev libfmt-dev nlohmann-json3-dev libxxhash-dev
   python3-h5py python3-numpy python3-matplotlib
   python3-jsonschema  # tests/integration/status_json.sh validates `status --json` with it
+  python3-xarray python3-h5netcdf  # results files open as xarray Datasets (run_xarray.sh)
 )
 
 missing=()

@@ -46,12 +46,14 @@ def _open(path):
 
 
 def _read_columns(group):
-    """Every column of an HDF5 group: 1-D arrays, 2-D vector columns, ragged columns per row."""
-    names = set(group.keys())
+    """Every column of an HDF5 group, in schema order: 1-D arrays, 2-D vector columns, ragged
+    columns per row. Named dimensions (dimension scales such as `task`) hold no values."""
+    ordered = [n for n in group.keys() if not h5py.h5ds.is_scale(group[n].id)]  # schema order
+    names = set(ordered)
     ragged = {n for n in names if f"{n}_offset" in names and f"{n}_count" in names}
     helpers = {f"{n}_{suffix}" for n in ragged for suffix in ("offset", "count")}
     columns = {}
-    for name in sorted(names - helpers):
+    for name in [n for n in ordered if n not in helpers]:
         data = group[name][...]
         if name in ragged:
             offset = group[f"{name}_offset"][...]
@@ -91,9 +93,10 @@ def load_group(path, group, statuses=("done",)):
         columns = _read_columns(f[group])
     tasks = load_tasks(path)
     ids = columns["task_id"]
-    columns["status"] = tasks["status"][ids]
-    columns["error"] = tasks["error"][ids]
-    table = Table(columns)
+    # The task's status and error right after task_id, as `qsweep export` has them.
+    ordered = {"task_id": ids, "status": tasks["status"][ids], "error": tasks["error"][ids]}
+    ordered.update((name, values) for name, values in columns.items() if name != "task_id")
+    table = Table(ordered)
     if statuses is not None:
         table = table.where(np.isin(table["status"], list(statuses)))
     return table
@@ -153,6 +156,25 @@ class Table(dict):
         for name, values in self.items():
             data[name] = list(values) if values.ndim > 1 else values
         return pandas.DataFrame(data)
+
+    def to_xarray(self, index="task_id"):
+        """An xarray Dataset (needs python3-xarray): one variable per column on dimension
+        `task` (indexed by the `index` column), vector columns on (task, <name>_index). Ragged
+        columns (per-type values, one array per row) are left out: they stay in the Table, and
+        the file's groups open directly with their flat arrays and offsets:
+        xarray.open_dataset(path, group="exact", engine="h5netcdf")."""
+        try:
+            import xarray
+        except ImportError as error:
+            raise ImportError("to_xarray() needs xarray (Debian: python3-xarray)") from error
+        variables = {}
+        for name, values in self.items():
+            if values.dtype == object:
+                continue  # ragged
+            dims = ("task",) if values.ndim == 1 else ("task", f"{name}_index")
+            variables[name] = (dims, values)
+        dataset = xarray.Dataset(variables)
+        return dataset.set_coords(index).swap_dims(task=index) if index in self else dataset
 
 
 def _matches(column, wanted):

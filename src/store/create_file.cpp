@@ -124,6 +124,8 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
         "XXH3-64 of the finished row's stored values (this row of /tasks but attempts, and the "
         "task's row of its method group), written last; 0: not finished",
         "", "/tasks/checksum");
+    file.tasks.attach_rows(file.attempts.get());
+    file.tasks.attach_rows(file.checksum.get());
     for (const GroupLayout& group : layout.groups()) {
       detail::TableDatasets& datasets = file.groups.emplace_back();
       datasets.name = group.name;

@@ -1,6 +1,9 @@
 #include "parallel_file.hpp"
 
+#include <H5DSpublic.h>
+
 #include <array>
+#include <cstdio>
 
 namespace qsweep::store::detail {
 
@@ -8,13 +11,14 @@ namespace qsweep::store::detail {
 // writing a row after creation then changes raw data only, never the file's structure.
 H5Id create_dataset(hid_t parent, const std::string& name, hid_t file_type,
                     const std::vector<hsize_t>& dims, const std::string& description,
-                    const std::string& units, const std::string& path) {
+                    const std::string& units, const std::string& path, bool zero_filled) {
   const H5Id space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
                    "H5Screate_simple", path);
   const H5Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate", path);
   check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout", path);
   check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time", path);
-  check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time", path);
+  check(H5Pset_fill_time(dcpl.get(), zero_filled ? H5D_FILL_TIME_ALLOC : H5D_FILL_TIME_NEVER),
+        "H5Pset_fill_time", path);
   H5Id dataset(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(),
                           H5P_DEFAULT),
                H5Dclose, "H5Dcreate2", path);
@@ -77,12 +81,39 @@ H5Id open_dataset(hid_t parent, const std::string& name, const std::string& path
   return H5Id(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2", path);
 }
 
+namespace {
+
+// A named dimension without values of its own (netCDF's "dimension but not a variable": the
+// NAME text tells netCDF readers so): a dimension scale dataset of `length` zero bytes.
+H5Id create_dimension(hid_t group, const std::string& name, hsize_t length,
+                      const std::string& path) {
+  H5Id scale = create_dataset(group, name, H5T_STD_I8LE, {length}, "dimension (no values): " + name,
+                              "", path, true);
+  std::array<char, 80> netcdf_name{};
+  std::snprintf(netcdf_name.data(), netcdf_name.size(), "%s%10llu",
+                "This is a netCDF dimension but not a netCDF variable.",
+                static_cast<unsigned long long>(length));
+  check(H5DSset_scale(scale.get(), netcdf_name.data()), "H5DSset_scale", path);
+  return scale;
+}
+
+void attach(hid_t dataset, hid_t scale, unsigned index, const std::string& path) {
+  check(H5DSattach_scale(dataset, scale, index), "H5DSattach_scale", path);
+}
+
+}  // namespace
+
+void TableDatasets::attach_rows(hid_t dataset) {
+  attach(dataset, task_dimension.get(), 0, "/" + name);
+}
+
 void TableDatasets::create(hid_t parent, const std::string& description,
                            const std::vector<ColumnLayout>& layout, std::uint64_t rows) {
   const std::string table_path = "/" + name;
   group = create_group(parent, name, table_path);
   write_string_attribute(group.get(), "description", description);
   const hid_t g = group.get();
+  task_dimension = create_dimension(g, "task", rows, table_path + "/task");
   for (const ColumnLayout& column : layout) {
     const ColumnSpec& spec = column.spec;
     const std::string path = table_path + "/" + spec.name;
@@ -94,6 +125,10 @@ void TableDatasets::create(hid_t parent, const std::string& description,
         target.data =
             create_dataset(g, spec.name, type.get(), {rows, column.width},
                            spec.description + " (one row per task, NaN padding)", spec.units, path);
+        attach_rows(target.data.get());
+        attach(target.data.get(),
+               create_dimension(g, spec.name + "_index", column.width, path + "_index").get(), 1,
+               path);
         break;
       case ColumnType::f64_ragged:
       case ColumnType::i64_ragged:
@@ -108,10 +143,17 @@ void TableDatasets::create(hid_t parent, const std::string& description,
         target.count =
             create_dataset(g, spec.name + "_count", H5T_STD_I64LE, {rows},
                            "number of values of each row in " + spec.name, "", path + "_count");
+        attach(
+            target.data.get(),
+            create_dimension(g, spec.name + "_value", column.offsets.back(), path + "_value").get(),
+            0, path);
+        attach_rows(target.offset.get());
+        attach_rows(target.count.get());
         break;
       default:
         target.data =
             create_dataset(g, spec.name, type.get(), {rows}, spec.description, spec.units, path);
+        attach_rows(target.data.get());
         break;
     }
     columns.push_back(std::move(target));
@@ -163,6 +205,7 @@ void TableDatasets::write(const std::vector<ColumnLayout>& layout,
 
 void TableDatasets::handles(std::vector<H5Id*>& all) {
   all.push_back(&group);
+  all.push_back(&task_dimension);
   for (ColumnDatasets& column : columns) {
     for (H5Id* handle : {&column.data, &column.offset, &column.count, &column.memory_type}) {
       all.push_back(handle);

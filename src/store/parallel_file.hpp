@@ -26,10 +26,11 @@ int comm_size(MPI_Comm comm);
 H5Id file_access(MPI_Comm comm, const std::string& path);
 // A group that remembers the order its members were made in (schema order).
 H5Id create_group(hid_t parent, const std::string& name, const std::string& path);
-// A dataset allocated now, contiguous, never filled by HDF5, with its description and units.
+// A dataset allocated now, contiguous, with its description and units. Not filled by HDF5
+// (qsweep writes every element itself) unless `zero_filled`.
 H5Id create_dataset(hid_t parent, const std::string& name, hid_t file_type,
                     const std::vector<hsize_t>& dims, const std::string& description,
-                    const std::string& units, const std::string& path);
+                    const std::string& units, const std::string& path, bool zero_filled = false);
 H5Id open_dataset(hid_t parent, const std::string& name, const std::string& path);
 
 // A column's datasets: its values (the flat values of a ragged column), and for a ragged column
@@ -46,11 +47,17 @@ struct TableDatasets {
   std::string name;  // "tasks", "exact", ...
   H5Id group;
   std::vector<ColumnDatasets> columns;
+  H5Id task_dimension;
 
   // Creates the table's group in `parent` and its datasets for `rows` rows (ragged: the layout's
-  // flat length), described by their specs.
+  // flat length), described by their specs, with their dimension scales (see attach_rows).
   void create(hid_t parent, const std::string& description, const std::vector<ColumnLayout>& layout,
               std::uint64_t rows);
+  // Attaches the table's `task` dimension (its rows) to dimension 0 of a dataset of the group
+  // made outside create(). Every dataset of a table has named dimensions, so netCDF readers
+  // (xarray with h5netcdf) open the group: `task` for rows, `<column>_index` for the second axis
+  // of a f64_vector column, `<column>_value` for the flat values of a ragged one.
+  void attach_rows(hid_t dataset);
   // Opens them in a file made by create().
   void open(hid_t parent, const std::vector<ColumnLayout>& layout);
   // Writes rows `rows` (ascending) of every column but `skip` (an index, or npos) from their

@@ -1,5 +1,7 @@
 #include "qsweep/store/results_reader.hpp"
 
+#include <H5DSpublic.h>
+
 #include <algorithm>
 #include <array>
 #include <set>
@@ -279,6 +281,8 @@ std::vector<TableColumn> ResultsReader::read_table(const std::string& group,
     const std::string path = group_path + "/" + name;
     if (is_ragged_part(name, name_set)) continue;
     const H5Id dataset = open_dataset(file_.get(), path);
+    // Named dimensions (`task`, `pmf_index`, ...) hold no values.
+    if (check(H5DSis_scale(dataset.get()), "H5DSis_scale", path) > 0) continue;
     const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
     if (dims.size() != 1) continue;  // distributions [rows, width]
     RowSelection rows;

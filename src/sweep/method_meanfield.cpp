@@ -70,7 +70,7 @@ std::vector<KeySpec> keys() {
   k.push_back(
       {.name = "policy_d",
        .kind = Kind::integer,
-       .help = "meanfield: servers sampled by power_of_d, replicas per job of redundancy_coc "
+       .help = "servers sampled by power_of_d, or replicas per job of meanfield redundancy_coc "
                "(default 2)",
        .bounds = between(1, 1'000'000, false, false),
        .used_by = "policy power_of_d, redundancy_coc",

@@ -47,7 +47,8 @@ std::vector<KeySpec> keys() {
   k.push_back(
       {.name = "policy_d",
        .kind = Kind::integer,
-       .help = "servers sampled by power_of_d (default 2)",
+       .help = "servers sampled by power_of_d, or replicas per job of meanfield redundancy_coc "
+               "(default 2)",
        .bounds = between(1, kIntMax, false, false),
        .used_by = "policy power_of_d",
        .applies =

@@ -47,7 +47,7 @@ def raw_group(path, group):
         done_value = h5py.check_enum_dtype(f["tasks/status"].dtype)["done"]
         out = {}
         for name in g:
-            if name.endswith("_offset") or name.endswith("_count"):
+            if name.endswith("_offset") or name.endswith("_count") or h5py.h5ds.is_scale(g[name].id):
                 continue
             data = g[name][...]
             if name + "_offset" in g:
@@ -404,6 +404,8 @@ def check_loader(path, qsweep_results):
             for name in g:
                 if name.endswith("_offset") or name.endswith("_count"):
                     continue
+                if h5py.h5ds.is_scale(g[name].id):
+                    continue  # a named dimension (task, pmf_index, ...) holds no values
                 raw = g[name][...]
                 if name + "_offset" in g:
                     offsets, counts = g[name + "_offset"][...], g[name + "_count"][...]

@@ -117,8 +117,9 @@ def opens(path):
 
 
 def exported_columns(group):
-    """Names of the 1-D datasets of a group that are one value per row, in creation order."""
-    names = list(group.keys())
+    """Names of the 1-D datasets of a group that are one value per row, in creation order
+    (named dimensions, which hold no values, are not columns)."""
+    names = [n for n in group.keys() if not h5py.h5ds.is_scale(group[n].id)]
     ragged = {n for n in names if n + "_offset" in names}
     ragged |= {n + suffix for n in ragged for suffix in ("_offset", "_count")}
     return [n for n in names if n not in ragged and group[n].ndim == 1]

@@ -59,8 +59,8 @@ with h5py.File("damaged.h5", "r") as f:
         g = f[method]
         row = int(np.flatnonzero(g["task_id"][()] == task)[0])
         for name, d in g.items():
-            if name.endswith("_offset") or name.endswith("_count"):
-                continue
+            if name.endswith("_offset") or name.endswith("_count") or h5py.h5ds.is_scale(d.id):
+                continue  # offsets are the plan's; named dimensions hold no values
             if name + "_offset" in g:
                 start = int(g[name + "_offset"][row])
                 end = int(g[name + "_offset"][row + 1]) if row + 1 < g[name + "_offset"].size else d.size

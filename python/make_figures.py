@@ -10,7 +10,10 @@
     python/make_figures.py results/my.h5 --figure jsq-fig2   # one file, a chosen figure
 
 Figures go to figures/<results file name>.png and .pdf next to the results files
-(results/figures/ by default). docs/figures.md has the details.
+(results/figures/ by default). It runs from any directory: the sweeps, the default qsweep
+(build/qsweep) and the default results directory (results/) are those of the repository this
+script is in (through symlinks too); paths given on the command line are relative to the current
+directory. docs/figures.md has the details.
 """
 
 import argparse
@@ -19,7 +22,7 @@ import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # not the current directory
 sys.path.insert(0, os.path.join(REPO, "python"))
 
 import qsweep_results  # noqa: E402
@@ -63,10 +66,10 @@ def main():
     parser.add_argument("--large", action="store_true",
                         help="include the cluster-sized sweeps/large-*.yaml")
     parser.add_argument("--qsweep", default=os.path.join(REPO, "build", "qsweep"),
-                        help="qsweep executable (default: build/qsweep)")
+                        help="qsweep executable (default: the repository's build/qsweep)")
     parser.add_argument("--ranks", type=int, default=3, help="MPI ranks for --run (default 3)")
     parser.add_argument("--results", default=os.path.join(REPO, "results"),
-                        help="directory of the results files (default: results/)")
+                        help="directory of the results files (default: the repository's results/)")
     parser.add_argument("--out", default=None,
                         help="figure directory (default: figures/ next to the results files)")
     parser.add_argument("--formats", default="png,pdf", type=lambda text: text.split(","),

@@ -3,22 +3,30 @@
 Sweeps: sweeps/paper-jsq-fig2.yaml (CI-sized) and sweeps/large-jsq-fig2.yaml (cluster-sized).
 Every (policy, estimator) pair present in the file is one curve: the exact lumped chain (a
 rigorous interval, far thinner than the line), plain Monte Carlo (the paper's estimator) and
-importance sampling, both with their 95% confidence band. The dashed line is -theory_rate, the
-large-deviation limit of (1/n) log P for JSQ. A Monte Carlo task with no hit has log P = -inf and
-is left out (the file keeps it), and so are tasks with other initial_counts.
+importance sampling, both with their 95% confidence interval as a bar at each n. The dashed line
+is -theory_rate, the large-deviation limit of (1/n) log P for JSQ. A Monte Carlo task with no hit
+has log P = -inf and is left out (the file keeps it), and so are tasks with other initial_counts.
+
+Each (policy, estimator) pair has its own colour and marker. A relative error r of P is a bar of
+about +-1.96 r / n in (1/n) log P: importance sampling, which stops at a fixed relative error
+(target_rel_error), has long bars at small n and short ones at large n; the legend says so.
 """
 
 import numpy as np
 
 from .loader import load_group
-from .plotting import Series, legend, new_drawing, plain_log_ticks, plot_series, require
+from .plotting import Series, new_drawing, plain_log_ticks, plot_series, require
 
 ESTIMATOR_STYLE = {"exact": dict(linestyle="-", marker="."),
                    "monte_carlo": dict(linestyle="none", marker="o", markersize=5, markerfacecolor="none"),
                    "importance": dict(linestyle="none", marker="s", markersize=4)}
 ESTIMATOR_LABEL = {"exact": "exact chain", "monte_carlo": "Monte Carlo",
                    "importance": "importance sampling"}
-POLICY_COLOR = {"jsq": "C0", "jiq": "C3", "power_of_d": "C2"}
+# One colour per (policy, estimator): each estimate and its bars can be told apart.
+COLOR = {("jsq", "exact"): "C0", ("jsq", "monte_carlo"): "C2", ("jsq", "importance"): "C4",
+         ("jiq", "exact"): "C3", ("jiq", "monte_carlo"): "C1", ("jiq", "importance"): "C6",
+         ("power_of_d", "exact"): "C7", ("power_of_d", "monte_carlo"): "C8",
+         ("power_of_d", "importance"): "C9"}
 
 
 def policy_name(policy, policy_d):
@@ -30,7 +38,7 @@ def draw(path):
     ldp = load_group(path, "ldp")
     default_start = np.array([len(c) == 0 for c in ldp["initial_counts"]], dtype=bool)
     ldp = require(ldp.where(default_start), "ldp tasks starting with all queues at length 1", path)
-    drawing, (ax,) = new_drawing(1, width_per_panel=7.0, height=4.6)
+    drawing, (ax,) = new_drawing(1, width_per_panel=10.0, height=4.8)
     settings = sorted({(j, t, lam) for j, t, lam in zip(ldp["j"], ldp["T"], ldp["lambda"])})
     for j, horizon, lam in settings:
         setting = ldp.select(j=j, T=horizon, **{"lambda": lam})
@@ -48,7 +56,7 @@ def draw(path):
                             Series(key, curve["n"].astype(float), curve["log_rate"], curve["task_id"],
                                    lo=curve["log_rate_low"] if band else None,
                                    hi=curve["log_rate_high"] if band else None),
-                            color=POLICY_COLOR.get(policy), label=f"{name.upper()}, "
+                            bars=band, color=COLOR[policy, estimator], label=f"{name.upper()}, "
                             f"{ESTIMATOR_LABEL[estimator]}{suffix}", **ESTIMATOR_STYLE[estimator])
         theory = setting.select(policy="jsq", theory_rate=np.isfinite)
         if theory.rows:
@@ -67,6 +75,13 @@ def draw(path):
         j, horizon, lam = settings[0]
         ax.set_title(f"Some queue reaches j = {j} by T = {horizon:g}, $\\lambda$ = {lam:g}, "
                      "queues start at length 1")
-    # JIQ sits near 0 and JSQ near the limit: the band between them is empty.
-    legend(ax, loc="center right")
+    # The legend goes right of the plot, clear of the curves and the limit line; its title says
+    # what the bars are and why importance sampling's are long at small n.
+    note = "bars: 95% confidence intervals"
+    targets = np.unique(ldp.select(estimator="importance")["target_rel_error"])
+    if len(targets) == 1 and targets[0] > 0:
+        note += (f"\nimportance sampling stops at {100 * targets[0]:g}% relative error,"
+                 f"\na bar of about $\\pm${1.96 * targets[0]:.2g}/n: long at small n")
+    ax.legend(fontsize="small", title=note, title_fontsize="small", alignment="left",
+              loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return drawing

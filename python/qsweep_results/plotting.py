@@ -54,20 +54,26 @@ class Drawing:
         return series
 
 
-def new_drawing(panels, width_per_panel=4.6, height=3.8):
+def new_drawing(panels, width_per_panel=4.6, height=3.8, sharey=False):
+    """A figure with `panels` axes side by side; sharey=True gives them one y-range (to compare)."""
     figure, axes = plt.subplots(1, panels, figsize=(width_per_panel * panels, height),
-                                squeeze=False, layout="constrained")
+                                squeeze=False, sharey=sharey, layout="constrained")
     return Drawing(figure, {}), list(axes[0])
 
 
-def plot_series(ax, drawing, series, band_alpha=0.2, **style):
-    """Draws a Series as a line (gid = key) and its band, if any (gid = key + ':band')."""
+def plot_series(ax, drawing, series, band_alpha=0.2, bars=False, **style):
+    """Draws a Series as a line (gid = key) and its confidence interval, if any (gid = key +
+    ':band'): a filled band, or with bars=True a vertical bar at each point (for estimates at a
+    few separate x, where a band would interpolate between them)."""
     drawing.add(series)
     (line,) = ax.plot(series.x, series.y, **style)
     line.set_gid(series.key)
     if series.lo is not None:
-        band = ax.fill_between(series.x, series.lo, series.hi, color=line.get_color(),
-                               alpha=band_alpha, linewidth=0)
+        if bars:
+            band = ax.vlines(series.x, series.lo, series.hi, color=line.get_color(), linewidth=1.2)
+        else:
+            band = ax.fill_between(series.x, series.lo, series.hi, color=line.get_color(),
+                                   alpha=band_alpha, linewidth=0)
         band.set_gid(series.key + ":band")
     return line
 
@@ -92,17 +98,6 @@ def save(drawing, out_dir, name, formats=("png", "pdf"), dpi=150):
     return paths
 
 
-def legend(ax, max_inside=8, loc="best"):
-    """The axes' legend inside the plot at loc, or to its right (on a larger figure) when long."""
-    entries = len(ax.get_legend_handles_labels()[1])
-    if entries <= max_inside:
-        ax.legend(fontsize="small", loc=loc)
-        return
-    width, height = ax.figure.get_size_inches()
-    ax.figure.set_size_inches(width + 4.0, max(height, 0.17 * entries + 1.0))
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
-
-
 def tail_from_pmf(pmf):
     """P(Q >= q) for q = 0..len(pmf) - 1 from P(Q = q) (the mass beyond the last q included)."""
     return 1.0 - np.concatenate(([0.0], np.cumsum(pmf[:-1])))
@@ -117,12 +112,16 @@ def require(table, what, path):
 
 
 def plain_log_ticks(ax, axis="y"):
-    """Plain tick labels (0.5, 2, 10) on a log axis with a small range, minor ones at 2 and 5 only."""
+    """Plain tick labels (0.5, 2, 10) on a log axis with a small range, minor ones at 2 and 5 only;
+    major and minor labels in the same format."""
     target = ax.yaxis if axis == "y" else ax.xaxis
+
+    def major(value, _position):
+        return f"{value:g}"
 
     def minor(value, _position):
         mantissa = value / 10 ** np.floor(np.log10(value) + 1e-9)
         return f"{value:g}" if round(mantissa) in (2, 5) else ""
 
-    target.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    target.set_major_formatter(matplotlib.ticker.FuncFormatter(major))
     target.set_minor_formatter(matplotlib.ticker.FuncFormatter(minor))

@@ -20,6 +20,9 @@ import matplotlib.pyplot as plt  # noqa: E402  (after .plotting, which selects t
 
 X_MAX = 6.0  # panel (b) shows x = (1 - rho) q up to here
 DECADES = 8  # the colour scale of the heat maps spans this many decades below their maximum
+BELOW_SCALE = "0.8"  # light grey: heat-map cells below the colour scale (white is no data)
+MARKERS = "osD^v"  # panel (b): one per load
+MARKER_STEP = 0.6  # panel (b): a load's markers are this far apart in x
 
 
 def server_set_label(mask):
@@ -70,7 +73,7 @@ def draw_joint(ax, drawing, rows, r, names):
     top = z.max()
     mesh = plot_grid(ax, drawing, Grid(f"joint/lambda={lam:.6g}", x_edges, y_edges, z, int(rows["task_id"][r])),
                      norm=matplotlib.colors.LogNorm(vmin=top * 10.0 ** -DECADES, vmax=top),
-                     cmap=matplotlib.colormaps["viridis"].with_extremes(under="white"),
+                     cmap=matplotlib.colormaps["viridis"].with_extremes(under=BELOW_SCALE, bad=BELOW_SCALE),
                      rasterized=True)
     p = rows["type_p"][r]
     x = np.array([0.0, min(x_edges[-1], y_edges[-1] * p[0] / p[1])])
@@ -82,8 +85,13 @@ def draw_joint(ax, drawing, rows, r, names):
     ax.set_xlabel(f"$Q_{{{names[0]}}}$")
     ax.set_ylabel(f"$Q_{{{names[1]}}}$")
     unit = "" if width == 1 else f", mean over bins of {width} x {width}"
-    drawing.figure.colorbar(mesh, ax=ax, shrink=0.85, extend="min",
+    drawing.figure.colorbar(mesh, ax=ax, shrink=0.85, extend="min", extendfrac=0.08,
                             label=f"P{{($Q_{{{names[0]}}}$, $Q_{{{names[1]}}}$) = (q, q')}}{unit}")
+    # Cells below the scale (under 10^-DECADES of the maximum, or underflowed to 0) are grey: the
+    # grey triangle at the bottom of the colour bar, and a note on the panel.
+    ax.text(0.02, 0.98, f"grey: below the colour scale\n(< $10^{{-{DECADES}}}$ of the maximum)",
+            transform=ax.transAxes, ha="left", va="top", fontsize="small",
+            bbox=dict(facecolor="white", edgecolor="none", alpha=0.8))
     shown = rows["joint_mass"][r]
     ax.set_title(f"joint pmf, $\\lambda$ = {lam:.6g} (grid holds {100 * shown:.4g}% of the mass)",
                  fontsize="medium")
@@ -98,19 +106,27 @@ def draw(path):
     masks = rows["type_servers"][0]
     names = [server_set_label(m) for m in masks]
 
-    # (b) scaled total vs Exp(1), for the loads with a pmf
-    for r in np.flatnonzero(rows["qmax"] > 0):
-        x, tail = scaled_tail(rows["pmf"][r], int(rows["qmax"][r]), rows["rho"][r])
-        plot_series(ax_tail, drawing,
-                    Series(f"tail/lambda={rows['lambda'][r]:.6g}", x, tail, np.full(len(x), rows["task_id"][r])),
-                    drawstyle="steps-post", label=f"$\\lambda$ = {rows['lambda'][r]:.6g}")
+    # (b) scaled total vs Exp(1), for the loads with a pmf. Exp(1) is a wide grey line under the
+    # loads; the heaviest loads lie on it (and on each other) within the line width, so each load
+    # has its own marker, placed at its own x, and its largest distance from e^-x in the legend.
     x = np.linspace(0.0, X_MAX, 200)
     plot_series(ax_tail, drawing, Series("tail/exp", x, np.exp(-x), np.full(len(x), -1), reference=True),
-                color="black", linestyle="--", label="Exp(1): $e^{-x}$")
+                color="0.7", linewidth=6, solid_capstyle="butt", label="Exp(1): $e^{-x}$")
+    loads = np.flatnonzero(rows["qmax"] > 0)
+    for i, r in enumerate(loads):
+        x, tail = scaled_tail(rows["pmf"][r], int(rows["qmax"][r]), rows["rho"][r])
+        every = max(1, round(MARKER_STEP / (1.0 - rows["rho"][r])))  # a marker every MARKER_STEP in x
+        gap = np.abs(tail - np.exp(-x)).max()
+        plot_series(ax_tail, drawing,
+                    Series(f"tail/lambda={rows['lambda'][r]:.6g}", x, tail, np.full(len(x), rows["task_id"][r])),
+                    drawstyle="steps-post", linewidth=1.2, marker=MARKERS[i % len(MARKERS)],
+                    markevery=(i * every // len(loads), every), markersize=6, markerfacecolor="none",
+                    label=f"$\\lambda$ = {rows['lambda'][r]:.6g}: max |P - $e^{{-x}}$| = {gap:.1g}")
     ax_tail.set_xlabel("x")
     ax_tail.set_ylabel("P((1 - $\\rho$) Q $\\geq$ x)")
     ax_tail.set_title("(b) scaled total number of jobs")
-    ax_tail.legend(fontsize="small")
+    ax_tail.legend(fontsize="small", title="the heaviest loads lie on $e^{-x}$ (see the markers)",
+                   title_fontsize="small")
 
     # (c, d) the joint pmf with the line (p_1 x, p_2 x)
     for ax, letter, r in zip((ax_c, ax_d), "cd", range(joint_rows.rows)):

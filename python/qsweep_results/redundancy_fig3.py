@@ -3,7 +3,8 @@
 Sweep: sweeps/paper-redundancy-fig3-alpha.yaml. alpha*_q is the uniform complete graph's
 (family complete, d = 2) coefficient, alpha_q(P) that of a sparser graph on the same N: the
 homogeneous ring (family ring, or hetero_ring with eps = 1/2) and heterogeneous rings (eq. 35).
-One panel per N; values below 1 mean the complete graph has fewer jobs in light traffic.
+One panel per N, on one y-range; values below 1 mean the complete graph has fewer jobs in light
+traffic.
 """
 
 import numpy as np
@@ -25,7 +26,7 @@ def draw(path):
     sizes = [n for n in complete.unique("N") if n in set(rings["N"])]
     if not sizes:
         raise ValueError(f"{path}: no N has both the complete graph and a ring")
-    drawing, axes = new_drawing(len(sizes))
+    drawing, axes = new_drawing(len(sizes), sharey=True)  # one y-range: N = 4 vs 12 compare
     for ax, n in zip(axes, sizes):
         star = complete.select(N=n)
         star_alpha = star["alpha"][0]
@@ -43,8 +44,8 @@ def draw(path):
                         marker="o", markersize=3, label=ring_label(family, eps))
         ax.axhline(1.0, color="gray", linewidth=0.8)
         ax.set_xlabel("q")
-        ax.set_ylabel("$\\alpha^*_q$ / $\\alpha_q(P)$")
         ax.set_title(f"N = {n}")
         ax.legend(fontsize="small")
+    axes[0].set_ylabel("$\\alpha^*_q$ / $\\alpha_q(P)$")
     drawing.figure.suptitle("Light traffic: uniform complete graph vs rings (exact, eq. 30)")
     return drawing

@@ -5,10 +5,11 @@ queues (eps = 0: tends to N) and for tree_singletons and singletons_full with ep
 Theorem 3.1): one panel per N.
 """
 
+import matplotlib.ticker
 import numpy as np
 
 from .loader import load_group
-from .plotting import Series, new_drawing, plain_log_ticks, plot_series, require
+from .plotting import Series, new_drawing, plot_series, require
 
 FAMILY_STYLE = {"independent": "-", "tree_singletons": "-", "singletons_full": "--"}
 
@@ -31,7 +32,7 @@ def draw(path):
                     continue
                 x = 1.0 - curve["rho"]
                 if family == "independent":
-                    key, label, color = f"N={n}/independent", "independent (eps = 0)", "C0"
+                    key, label, color = f"N={n}/independent", "independent ($\\epsilon$ = 0)", "C0"
                 else:
                     key = f"N={n}/{family}/eps={eps:g}"
                     label, color = f"{family}, $\\epsilon$ = {eps:g}", colors[eps]
@@ -41,11 +42,16 @@ def draw(path):
         ax.axhline(float(n), color="gray", linewidth=0.8, linestyle=":")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        plain_log_ticks(ax)
+        # y: plain numbers only, 1, 2, 5, 10, ... and the limit N (x keeps powers of ten)
+        ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(
+            [v for v in (1, 2, 5, 10, 20, 50, 100) if v < 0.8 * n] + [n]))
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.invert_xaxis()
         ax.set_xlabel("1 - $\\rho$")
         ax.set_ylabel("(1 - $\\rho$) E[Q]")
-        ax.set_title(f"N = {n}: limit N for eps = 0, 1 for any eps > 0")
-        ax.legend(fontsize="x-small", ncol=1)
+        ax.set_title(f"N = {n}: limit N for $\\epsilon$ = 0, 1 for any $\\epsilon$ > 0")
+    # The panels have the same curves: one legend, right of the last panel, clear of the curves.
+    axes[-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     drawing.figure.suptitle("Sparse locally stable structures in heavy traffic (exact)")
     return drawing

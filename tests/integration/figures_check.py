@@ -13,11 +13,15 @@ For every file: the figure module draws it; then
      closed forms (eqs. 36, 37), alpha_1 = 1/2 and the orderings of Fig. 3, N rho for
      independent queues, the JSQ large-deviation rate formula (docs/ldp.md);
   4. the loader returns every column of the file unchanged (ragged rows, text, status);
-  5. FIGURE_DIR/<file stem>.png exists, is a real picture (not one flat colour) and .pdf exists.
+  5. FIGURE_DIR/<file stem>.png exists, is a real picture (not one flat colour) and .pdf exists;
+  6. the figure faults found by looking at the PNGs stay fixed: the JSQ legend off the curves,
+     heat-map cells below the colour scale not white, Fig. 3's panels on one y-range, a legend
+     in each panel of Fig. 4, "epsilon" written one way in section 6.
 """
 
 import math
 import os
+import re
 import sys
 
 import h5py
@@ -116,6 +120,18 @@ def check_grids(drawing):
             fail(f"grid {key}: the drawn cell edges are not the grid's")
 
 
+def white(rgba):
+    return tuple(rgba[:3]) == (1.0, 1.0, 1.0) and rgba[3] > 0
+
+
+def check_legend_outside(drawing):
+    """The legend covers no curve: it lies wholly outside the plotting area of its axes."""
+    drawing.figure.canvas.draw()
+    for ax in drawing.figure.axes:
+        if ax.get_legend() is not None and ax.get_legend().get_window_extent().overlaps(ax.get_window_extent()):
+            fail("the legend overlaps the plotting area (and the curves in it)")
+
+
 def data_series(drawing):
     return {k: s for k, s in drawing.series.items() if not s.reference}
 
@@ -212,6 +228,11 @@ def check_redundancy_fig2(path, drawing):
         fail(f"wedge joint pmf at lambda = {high}: mean share of {{2,3}} {mean_share[high]:.4f}, "
              f"expected {p[1]:.4f}")
     check_coverage(drawing, rows["task_id"], "wedge tasks")
+    # Cells below the colour scale must not look like missing data (white).
+    for key in drawing.grids:
+        mesh = next(c for ax in drawing.figure.axes for c in ax.collections if c.get_gid() == key)
+        if white(mesh.cmap.get_under()) or white(mesh.cmap.get_bad()):
+            fail(f"grid {key}: cells below the colour scale are drawn white, like missing data")
 
 
 def check_redundancy_fig3(path, drawing):
@@ -242,6 +263,8 @@ def check_redundancy_fig3(path, drawing):
         if not np.all(by_n[12][0.5][1:] < by_n[4][0.5][1:]):
             fail("Fig. 3: the homogeneous ring's ratio does not decrease from N = 4 to N = 12")
     check_coverage(drawing, rows["task_id"][rings], "ring tasks")
+    if len({ax.get_ylim() for ax in drawing.figure.axes}) != 1:
+        fail("Fig. 3: the panels have different y-ranges (N = 4 and 12 must compare)")
 
 
 def eq36_complete4(r, q):
@@ -290,6 +313,8 @@ def check_redundancy_fig4(path, drawing):
                 fail(f"{key}: simulated pmf more than 3 half-widths from the exact one")
             shown.append(sim["task_id"][r])
     check_coverage(drawing, shown, "occupancy tasks")
+    if any(ax.get_legend() is None for ax in drawing.figure.axes):
+        fail("Fig. 4: a panel without a legend")
 
 
 def check_redundancy_sec6(path, drawing):
@@ -309,6 +334,10 @@ def check_redundancy_sec6(path, drawing):
                 elif 1.0 - rows["rho"][sel][-1] <= 1e-5 and not abs(s.y[-1] - 1.0) < 0.1:
                     fail(f"{key}: (1 - rho) E[Q] = {s.y[-1]} at the heaviest load, expected ~1")
     check_coverage(drawing, rows["task_id"], "section 6 tasks")
+    texts = [ax.get_title() for ax in drawing.figure.axes]
+    texts += [t.get_text() for ax in drawing.figure.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    if any(re.search(r"\beps\b", t) for t in texts):
+        fail("section 6: 'eps' and '$\\epsilon$' mixed in the titles and legend")
 
 
 def jsq_rate(j, horizon, lam):
@@ -351,6 +380,7 @@ def check_jsq_fig2(path, drawing):
             if len(rate["jsq"]) and len(rate["jiq"]) and not rate["jiq"][0] > rate["jsq"][0]:
                 fail(f"JSQ Fig. 2 at n = {n}: JIQ's (1/n) log P is not above JSQ's")
     check_coverage(drawing, shown, "ldp tasks with a finite estimate")
+    check_legend_outside(drawing)
 
 
 def check_random_regular(path, drawing):

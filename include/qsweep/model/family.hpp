@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -97,20 +99,35 @@ struct FamilyParams {
   std::vector<std::pair<int, int>> tree_edges;
   std::vector<ExplicitType> types;  // explicit_types
 
-  // NaN marks "not used", so two equal parameter sets compare equal (bitwise on the doubles).
+  // Every field, in the order serialize() writes them (plan hashes): a new field goes last.
+  auto fields() const {
+    return std::tie(kind, N, d, eps, degree, edge_prob, graph_seed, rows, cols, tree_edges, types);
+  }
+  auto fields() {
+    return std::tie(kind, N, d, eps, degree, edge_prob, graph_seed, rows, cols, tree_edges, types);
+  }
+
+  // NaN marks "not used", so two equal parameter sets compare equal (NaN equals NaN).
   friend bool operator==(const FamilyParams& a, const FamilyParams& b) {
-    auto same = [](double x, double y) { return x == y || (x != x && y != y); };
-    return a.kind == b.kind && a.N == b.N && a.d == b.d && same(a.eps, b.eps) &&
-           a.degree == b.degree && same(a.edge_prob, b.edge_prob) && a.graph_seed == b.graph_seed &&
-           a.rows == b.rows && a.cols == b.cols && a.tree_edges == b.tree_edges &&
-           a.types == b.types;
+    return std::apply(
+        [&b](const auto&... x) {
+          return std::apply([&x...](const auto&... y) { return (same(x, y) && ...); }, b.fields());
+        },
+        a.fields());
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
-    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
-    // clang-format off
-    ar & kind & N & d & eps & degree & edge_prob & graph_seed & rows & cols & tree_edges & types;
-    // clang-format on
+    // `ar & a & b & ...`, one field after the other.
+    std::apply([&ar](auto&... field) { (ar & ... & field); }, fields());
+  }
+
+ private:
+  template <class T>
+  static bool same(const T& x, const T& y) {
+    if constexpr (std::is_floating_point_v<T>)
+      return x == y || (x != x && y != y);
+    else
+      return x == y;
   }
 };
 

@@ -118,6 +118,9 @@ TEST(FamilyRegistry, ListTextJoinsWithTheLastSeparator) {
   EXPECT_EQ(list_text({"a"}, " and "), "a");
   EXPECT_EQ(list_text({"a", "b"}, " or "), "a or b");
   EXPECT_EQ(list_text({"a", "b", "c"}, " and "), "a, b and c");
+  // The closed forms of the size-symmetric families (subset_mass and ExactSubsetMass in
+  // stability.cpp, build_chain in exact/symmetric.cpp, the lumped cost in method_exact.cpp) name
+  // these three; a new one needs its own there (docs/architecture.md, "Adding a family").
   EXPECT_EQ(family_names([](const FamilyInfo& f) { return f.size_symmetric; }),
             (std::vector<std::string_view>{"independent", "complete", "singletons_full"}));
 }

@@ -326,9 +326,21 @@ void derive_system(Draft& d, const BlockContext& block) {
 }
 
 std::uint64_t system_list_bytes(const SystemParams& s) {
-  std::uint64_t bytes =
-      s.speeds.size() * sizeof(double) + s.family.tree_edges.size() * sizeof(std::pair<int, int>);
-  for (const auto& type : s.family.types) bytes += sizeof(type) + type.servers.size() * sizeof(int);
+  std::uint64_t bytes = s.speeds.size() * sizeof(double);
+  // The family's list parameters (tree edges, types), in catalogue order.
+  for (const model::FamilyParamInfo& param : model::family_params())
+    std::visit(
+        [&](auto member) {
+          const auto& value = s.family.*member;
+          using Field = std::decay_t<decltype(value)>;
+          if constexpr (std::is_same_v<Field, std::vector<model::ExplicitType>>) {
+            for (const auto& type : value)
+              bytes += sizeof(type) + type.servers.size() * sizeof(int);
+          } else if constexpr (!std::is_arithmetic_v<Field>) {
+            bytes += value.size() * sizeof(typename Field::value_type);
+          }
+        },
+        param.field);
   return bytes;
 }
 

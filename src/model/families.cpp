@@ -44,7 +44,7 @@ constexpr std::array kParams = std::to_array<FamilyParamInfo>({
     {.id = P::d,
      .name = "d",
      .field = &FamilyParams::d,
-     .help = "servers per job type of the complete family (default 2)",
+     .help = "servers per job type of the {families} family (default 2)",
      .lo = 1,
      .hi = kIntMax,
      .column = "servers per type of the complete family (-1: other family)",
@@ -52,7 +52,7 @@ constexpr std::array kParams = std::to_array<FamilyParamInfo>({
     {.id = P::eps,
      .name = "eps",
      .field = &FamilyParams::eps,
-     .help = "asymmetry parameter of hetero_ring, tree_singletons, singletons_full",
+     .help = "asymmetry parameter of {families}",
      .lo = 0,
      .hi = 1,
      .lo_open = true,
@@ -63,7 +63,7 @@ constexpr std::array kParams = std::to_array<FamilyParamInfo>({
     {.id = P::degree,
      .name = "degree",
      .field = &FamilyParams::degree,
-     .help = "degree of the random_regular graph (default 3)",
+     .help = "degree of the {families} graph (default 3)",
      .lo = 1,
      .hi = kIntMax,
      .column = "degree of random_regular (-1: other family)",
@@ -71,7 +71,7 @@ constexpr std::array kParams = std::to_array<FamilyParamInfo>({
     {.id = P::edge_prob,
      .name = "edge_prob",
      .field = &FamilyParams::edge_prob,
-     .help = "edge probability of the erdos_renyi graph",
+     .help = "edge probability of the {families} graph",
      .lo = 0,
      .hi = 1,
      .lo_open = true,
@@ -90,7 +90,7 @@ constexpr std::array kParams = std::to_array<FamilyParamInfo>({
     {.id = P::rows,
      .name = "rows",
      .field = &FamilyParams::rows,
-     .help = "rows of the torus",
+     .help = "rows of the {families}",
      .lo = 3,
      .hi = kIntMax,
      .required = true,
@@ -99,7 +99,7 @@ constexpr std::array kParams = std::to_array<FamilyParamInfo>({
     {.id = P::cols,
      .name = "cols",
      .field = &FamilyParams::cols,
-     .help = "columns of the torus",
+     .help = "columns of the {families}",
      .lo = 3,
      .hi = kIntMax,
      .required = true,
@@ -107,13 +107,13 @@ constexpr std::array kParams = std::to_array<FamilyParamInfo>({
     {.id = P::tree_edges,
      .name = "tree_edges",
      .field = &FamilyParams::tree_edges,
-     .help = "the tree of tree_singletons as [[i, j], ...] (default: random from graph_seed)",
+     .help = "the tree of {families} as [[i, j], ...] (default: random from graph_seed)",
      .text = [](const FamilyParams&
                     p) { return std::string(p.tree_edges.empty() ? "" : " (given tree)"); }},
     {.id = P::types,
      .name = "types",
      .field = &FamilyParams::types,
-     .help = "job types of the explicit family: [{servers: [1, 2], p: 0.5}, ...]",
+     .help = "job types of the {families} family: [{servers: [1, 2], p: 0.5}, ...]",
      .required = true,
      .text = [](const FamilyParams& p) { return fmt::format(" ({} types)", p.types.size()); }},
 });
@@ -496,6 +496,18 @@ std::string list_text(const std::vector<std::string_view>& names, std::string_vi
     text += names[i];
   }
   return text;
+}
+
+std::string param_help(FamilyParam param) {
+  const FamilyParamInfo& info = param_info(param);
+  std::vector<std::string_view> users;
+  for (const FamilyInfo& f : kFamilies)
+    if (f.uses(param)) users.push_back(f.name);
+  std::string help(info.help);
+  constexpr std::string_view kPlaceholder = "{families}";
+  if (const auto at = help.find(kPlaceholder); at != std::string::npos)
+    help.replace(at, kPlaceholder.size(), list_text(users, ", "));
+  return help;
 }
 
 FamilyUses family_uses(FamilyKind kind) {

@@ -145,6 +145,17 @@ std::string_view param_used_by(model::FamilyParam param) {
   return texts[static_cast<std::size_t>(param)];
 }
 
+// Parameter i's help, with the families that take it (model::param_help).
+std::string_view param_text(model::FamilyParam param) {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> out;
+    for (const model::FamilyParamInfo& info : model::family_params())
+      out.push_back(model::param_help(info.id));
+    return out;
+  }();
+  return texts[static_cast<std::size_t>(param)];
+}
+
 // The families whose N follows from their parameters: "torus (N = rows x cols)" or, with
 // `help`, "torus: rows x cols".
 std::string derived_n_list(bool help) {
@@ -211,7 +222,7 @@ KeySpec param_key(const model::FamilyParamInfo& param) {
   KeySpec key;
   key.name = param.name;
   key.kind = kind;
-  key.help = param.help;
+  key.help = param_text(param.id);
   if (kind != Kind::fixed) key.bounds = between(param.lo, param.hi, param.lo_open, param.hi_open);
   key.required = param.required;
   key.used_by = param_used_by(param.id);

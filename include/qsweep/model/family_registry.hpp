@@ -34,7 +34,9 @@ struct FamilyParamInfo {
   FamilyParam id;
   std::string_view name;  // its key and its result column
   ParamField field;
-  std::string_view help;  // one line: what it means (--help, docs)
+  // One line: what it means (--help, docs); "{families}" stands for the families that take it
+  // (param_help()).
+  std::string_view help;
   // The range of a number, checked on every value of the key (also generated ones).
   double lo = -1e300, hi = 1e300;
   bool lo_open = false, hi_open = false;
@@ -118,6 +120,8 @@ const FamilyInfo& family_info(FamilyKind kind);
 // Every parameter, in FamilyParam order (the order of keys and columns).
 std::span<const FamilyParamInfo> family_params();
 const FamilyParamInfo& param_info(FamilyParam param);
+// Its help with "{families}" replaced by the families that take it ("a, b, c").
+std::string param_help(FamilyParam param);
 
 // The names of the families with `trait`, in registry order.
 std::vector<std::string_view> family_names(bool (*trait)(const FamilyInfo&));

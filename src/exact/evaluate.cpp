@@ -6,6 +6,7 @@
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
+#include "qsweep/model/family_registry.hpp"
 #include "qsweep/model/stability.hpp"
 
 namespace qsweep::exact {
@@ -13,6 +14,11 @@ namespace {
 
 // P(Q = q) and alpha_q cost qmax passes; beyond this a request is a mistake, not a study.
 constexpr int kMaxQmax = 1'000'000;
+
+// The families with a symmetric engine (with identical speeds), for messages.
+std::vector<std::string_view> symmetric_families() {
+  return model::family_names([](const model::FamilyInfo& f) { return f.size_symmetric; });
+}
 
 // Marks `v` invalid; returns true so that checks read "if (...) return reject(...)".
 bool reject(Validation& v, std::string option, std::string problem, std::string expected) {
@@ -29,7 +35,8 @@ bool engine_rejects(const model::System& system, const Options& options, bool lu
                   fmt::format("engine symmetric does not apply to family {} with N = {}{}",
                               qsweep::name_of(system.family.kind()), system.N(),
                               system.identical_speeds() ? "" : " and unequal speeds"),
-                  "family complete, independent or singletons_full with identical speeds");
+                  fmt::format("family {} with identical speeds",
+                              model::list_text(symmetric_families(), " or ")));
   if (v.engine == Engine::general && system.N() > kMaxGeneralServers)
     return reject(
         v, "N",
@@ -37,9 +44,8 @@ bool engine_rejects(const model::System& system, const Options& options, bool lu
                     "and family {}{} has no symmetric engine",
                     system.N(), qsweep::name_of(system.family.kind()),
                     system.identical_speeds() ? "" : " with unequal speeds"),
-        fmt::format("N <= {}, or a family with a symmetric engine (complete, independent, "
-                    "singletons_full; identical speeds)",
-                    kMaxGeneralServers));
+        fmt::format("N <= {}, or a family with a symmetric engine ({}; identical speeds)",
+                    kMaxGeneralServers, model::list_text(symmetric_families(), ", ")));
   if (options.qmax < 0 || options.qmax > kMaxQmax)
     return reject(v, "qmax", fmt::format("qmax = {} is out of range", options.qmax),
                   fmt::format("0 <= qmax <= {}", kMaxQmax));

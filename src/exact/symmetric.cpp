@@ -24,6 +24,7 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
+#include "qsweep/model/family_registry.hpp"
 #include "summation.hpp"
 
 namespace qsweep::exact::detail {
@@ -126,10 +127,7 @@ std::vector<int> first_servers(int count) {
 }  // namespace
 
 bool symmetric_applies(const model::System& system) {
-  const auto kind = system.family.kind();
-  return system.identical_speeds() &&
-         (kind == model::FamilyKind::complete || kind == model::FamilyKind::independent ||
-          kind == model::FamilyKind::singletons_full);
+  return system.identical_speeds() && system.family.info().size_symmetric;
 }
 
 const char* symmetric_engine_name(const model::System& system) {

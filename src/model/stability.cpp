@@ -12,12 +12,15 @@
 #include <type_traits>
 
 #include "dyadic.hpp"
+#include "family_detail.hpp"
+#include "qsweep/model/family_registry.hpp"
 
 namespace qsweep::model {
 namespace {
 
 using detail::BigInt;
 using detail::Dyadic;
+using detail::ListedWeights;
 
 // Both checks minimise f(U) = mu(U) - L * sum_{S subset U} p_S over non-empty server sets U
 // (strict subsets for local stability); U violates if f(U) <= 0 (ties count as violations).
@@ -108,10 +111,7 @@ std::string undecided_warning(bool local, const std::vector<int>& set, double sl
 
 // ---- families whose subset mass g(|U|) = sum_{S subset U} p_S depends only on |U| ----------
 // For a fixed size u the worst U is the u slowest servers, so the minimum is over N prefixes.
-bool size_symmetric(FamilyKind kind) {
-  return kind == FamilyKind::independent || kind == FamilyKind::complete ||
-         kind == FamilyKind::singletons_full;
-}
+bool size_symmetric(FamilyKind kind) { return family_info(kind).size_symmetric; }
 
 // g(u) in floating point, and the number of roundings in it (each at most u relative).
 std::pair<double, int> subset_mass(const Family& family, int u) {
@@ -361,59 +361,25 @@ constexpr double kMinInflate = 1e-13;
 // below kMinInflate, above the rounding residues of subtracting flows).
 constexpr double kResidue = 1e-15;
 
-// The probabilities of a listed family exactly: p_t = w_t / W.
-struct ListedWeights {
-  std::vector<Dyadic> w;
-  Dyadic W;
-};
-
+// The probabilities of a listed family exactly: p_t = w_t / W, from its registry entry (graphs:
+// uniform over the distinct edges).
 ListedWeights exact_listed_weights(const Family& family) {
   const auto& types = family.listed_types();
-  const FamilyParams& p = family.params();
-  const auto N = static_cast<std::int64_t>(p.N);
   ListedWeights out;
-  switch (family.kind()) {
-    case FamilyKind::hetero_ring: {  // eq. (35): 2 eps / N on even (1-based) edges, 2 (1 - eps) / N
-      const Dyadic eps = Dyadic::of(p.eps), rest = Dyadic::of(std::int64_t{1}) - eps;
-      for (std::size_t i = 0; i < types.size(); ++i) out.w.push_back((i + 1) % 2 == 0 ? eps : rest);
-      out.W = Dyadic::of(N / 2);
-      break;
-    }
-    case FamilyKind::tree_singletons: {  // (1 - eps) / N per singleton, eps / (N - 1) per edge
-      const Dyadic eps = Dyadic::of(p.eps);
-      const Dyadic single = (Dyadic::of(std::int64_t{1}) - eps) * Dyadic::of(N - 1);
-      const Dyadic edge = eps * Dyadic::of(N);
-      for (const auto& t : types) out.w.push_back(t.size() == 1 ? single : edge);
-      out.W = Dyadic::of(N * (N - 1));
-      break;
-    }
-    case FamilyKind::explicit_types: {  // the given p's, duplicates merged, over their sum
-      std::map<std::vector<int>, Dyadic> merged;
-      for (const auto& t : p.types) {
-        std::vector<int> servers = t.servers;
-        std::sort(servers.begin(), servers.end());
-        merged[servers] += Dyadic::of(t.p);
-      }
-      for (const auto& t : types) {
-        out.w.push_back(merged.at(t));
-        out.W += out.w.back();
-      }
-      break;
-    }
-    default:  // graphs: uniform over the distinct edges
-      out.w.assign(types.size(), Dyadic::of(std::int64_t{1}));
-      out.W = Dyadic::of(static_cast<std::int64_t>(types.size()));
+  if (family.info().exact_weights != nullptr) {
+    family.info().exact_weights(family, out);
+  } else {
+    out.w.assign(types.size(), Dyadic::of(std::int64_t{1}));
+    out.W = Dyadic::of(static_cast<std::int64_t>(types.size()));
   }
   return out;
 }
 
 // Bound on the relative error of the family's floating-point probabilities: at most two
-// roundings for the named families; explicit: the sum of the T given p's, the sum of a type's
-// duplicates and the division.
+// roundings for most families (registry: probability_roundings).
 double probability_error(const Family& family) {
-  if (family.kind() == FamilyKind::explicit_types)
-    return (2 * static_cast<double>(family.params().types.size()) + 4) * kUnit;
-  return 4 * kUnit;
+  const auto roundings = family.info().probability_roundings;
+  return (roundings != nullptr ? roundings(family.params()) : 4.0) * kUnit;
 }
 
 // f(U) for the server set `side` in floating point, with an error bound.

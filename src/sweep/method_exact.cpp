@@ -9,6 +9,7 @@
 #include "method_system.hpp"
 #include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
+#include "qsweep/model/family_registry.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -82,25 +83,14 @@ constexpr double kSecondsPerSymmetricStep = 2e-8;  // one (size, growth, series 
 constexpr double kSecondsPerListedType = 5e-8;     // listing a type's values (per_type)
 constexpr double kSecondsPerJointCell = 2e-9;      // one count vector of the joint pmf
 
-// Unions the general engine visits: every union of types. With singletons (or dense types)
-// nearly all 2^N sets; on a cycle or path only the sets without an isolated server, about
-// psi^N with psi = 1.7549 (the real root of x^3 = 2x^2 - x + 1); on a star the sets holding the
-// centre, 2^(N-1). Other graphs count as 2^N, an upper bound.
+// Unions the general engine visits: every union of types, about base^(N + shift) as the
+// family's registry entry gives it (src/model/families.cpp: 2^N with singletons or dense types,
+// psi^N on a cycle or path, 2^(N-1) on a star).
 double union_count(const model::System& system, std::string& text) {
-  const int N = system.N();
-  switch (system.family.kind()) {
-    case model::FamilyKind::ring:
-    case model::FamilyKind::hetero_ring:
-    case model::FamilyKind::path:
-      text = fmt::format("1.755^{}", N);
-      return std::pow(1.7548776662466927, N);
-    case model::FamilyKind::star:
-      text = fmt::format("2^{}", N - 1);
-      return std::ldexp(1.0, N - 1);
-    default:
-      text = fmt::format("2^{}", N);
-      return std::ldexp(1.0, N);
-  }
+  const model::UnionGrowth& growth = system.family.info().unions;
+  const int exponent = system.N() + growth.shift;
+  text = fmt::format("{}^{}", growth.base_text, exponent);
+  return growth.base == 2.0 ? std::ldexp(1.0, exponent) : std::pow(growth.base, exponent);
 }
 
 // The lattice (or lumped) passes of the chosen engine.
@@ -275,8 +265,7 @@ CostEstimate cost(const Task& task, const model::System& system, exact::Engine e
 
 // Families whose exact evaluation can use the symmetric engine; every other one holds 2^N sets.
 bool has_symmetric_engine(model::FamilyKind kind) {
-  return kind == model::FamilyKind::complete || kind == model::FamilyKind::independent ||
-         kind == model::FamilyKind::singletons_full;
+  return model::family_info(kind).size_symmetric;
 }
 
 std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
@@ -287,9 +276,12 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
     fail(block.where_of("N"),
          fmt::format("N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
                      "and family {} has no symmetric engine ('{}'); expected N <= {}, or a "
-                     "family with a symmetric engine (complete, independent, singletons_full; "
-                     "identical speeds)",
-                     family.N, name_of(family.kind), describe(t), exact::kMaxGeneralServers));
+                     "family with a symmetric engine ({}; identical speeds)",
+                     family.N, name_of(family.kind), describe(t), exact::kMaxGeneralServers,
+                     model::list_text(model::family_names([](const model::FamilyInfo& f) {
+                                        return f.size_symmetric;
+                                      }),
+                                      ", ")));
   KnownSystem& known = known_system(t, block);
   const auto v = exact::validate(*known.system, options_of(t));
   if (!v.ok())

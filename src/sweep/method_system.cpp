@@ -3,17 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "canonical.hpp"
+#include "qsweep/model/family_registry.hpp"
 #include "qsweep/model/stability.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
 
-model::FamilyUses uses(const Draft& d) { return model::family_uses(d.task.system().family.kind); }
+const model::FamilyInfo& family(const Draft& d) {
+  return model::family_info(d.task.system().family.kind);
+}
 
 // ---- fixed (non-sweepable) keys ----------------------------------------------------------------
 
@@ -108,6 +114,128 @@ class SystemCache : public BlockMemo {
   std::unordered_map<std::string, KnownSystem> systems_;
 };
 
+// ---- the family parameters' keys, from the registry (src/model/families.cpp) ----------------
+
+// Whether the family takes the parameter and it has an effect there.
+bool in_effect(const model::FamilyParamInfo& param, const model::FamilyParams& f) {
+  return model::family_info(f.kind).uses(param.id) &&
+         (param.in_effect == nullptr || param.in_effect(f));
+}
+
+// "family complete", "families hetero_ring, tree_singletons and singletons_full".
+std::string families_text(const std::vector<std::string_view>& names) {
+  return fmt::format("{} {}", names.size() == 1 ? "family" : "families",
+                     model::list_text(names, " and "));
+}
+
+// The texts below are made once (the KeySpecs hold string_views of them).
+
+// Parameter i's used_by: the families that take it.
+std::string_view param_used_by(model::FamilyParam param) {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> out;
+    for (const model::FamilyParamInfo& info : model::family_params()) {
+      std::vector<std::string_view> users;
+      for (const model::FamilyInfo& f : model::families())
+        if (f.uses(info.id)) users.push_back(f.name);
+      out.push_back(families_text(users));
+    }
+    return out;
+  }();
+  return texts[static_cast<std::size_t>(param)];
+}
+
+// Parameter i's help, with the families that take it (model::param_help).
+std::string_view param_text(model::FamilyParam param) {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> out;
+    for (const model::FamilyParamInfo& info : model::family_params())
+      out.push_back(model::param_help(info.id));
+    return out;
+  }();
+  return texts[static_cast<std::size_t>(param)];
+}
+
+// The families whose N follows from their parameters: "torus (N = rows x cols)" or, with
+// `help`, "torus: rows x cols".
+std::string derived_n_list(bool help) {
+  std::string list;
+  for (const model::FamilyInfo& f : model::families())
+    if (f.derived_n != nullptr)
+      list += fmt::format(fmt::runtime(help ? "{}{}: {}" : "{}{} (N = {})"),
+                          list.empty() ? "" : ", ", f.name, f.derived_n->formula);
+  return list;
+}
+
+std::string_view n_used_by() {
+  static const std::string text = "every family except " + derived_n_list(false);
+  return derived_n_list(false).empty() ? std::string_view() : std::string_view(text);
+}
+
+std::string_view n_help() {
+  static const std::string text =
+      "number of servers" +
+      (derived_n_list(true).empty() ? "" : " (" + derived_n_list(true) + ", not given)");
+  return text;
+}
+
+// The value kinds of the parameters' fields (model::ParamField), as keys.
+constexpr std::array kFieldKinds{Kind::integer, Kind::real, Kind::integer, Kind::fixed,
+                                 Kind::fixed};
+static_assert(kFieldKinds.size() == std::variant_size_v<model::ParamField>);
+
+// Sets the field of parameter I from a key's value (parse_axis gives the field's alternative).
+template <std::size_t I>
+void apply_param(Draft& d, const Value& v) {
+  model::FamilyParams& family = d.task.system().family;
+  std::visit(
+      [&](auto member) {
+        using Field = std::remove_reference_t<decltype(family.*member)>;
+        if constexpr (std::is_same_v<Field, int>)
+          family.*member = small_int(v);
+        else if constexpr (std::is_same_v<Field, std::uint64_t>)
+          family.*member = static_cast<std::uint64_t>(integer(v));
+        else
+          family.*member = std::get<Field>(v);
+      },
+      model::param_info(static_cast<model::FamilyParam>(I)).field);
+}
+
+template <std::size_t I>
+bool applies_param(const Draft& d) {
+  return family(d).uses(static_cast<model::FamilyParam>(I));
+}
+
+// One function of each per parameter slot (a ParamSet has 32).
+template <std::size_t... I>
+constexpr auto param_functions(std::index_sequence<I...> /*slots*/) {
+  using Apply = void (*)(Draft&, const Value&);
+  using Applies = bool (*)(const Draft&);
+  return std::pair{std::array<Apply, sizeof...(I)>{apply_param<I>...},
+                   std::array<Applies, sizeof...(I)>{applies_param<I>...}};
+}
+constexpr auto kParamFunctions = param_functions(std::make_index_sequence<32>{});
+
+KeySpec param_key(const model::FamilyParamInfo& param) {
+  const auto slot = static_cast<std::size_t>(param.id);
+  const Kind kind = kFieldKinds[param.field.index()];
+  KeySpec key;
+  key.name = param.name;
+  key.kind = kind;
+  key.help = param_text(param.id);
+  if (kind != Kind::fixed) key.bounds = between(param.lo, param.hi, param.lo_open, param.hi_open);
+  key.required = param.required;
+  key.used_by = param_used_by(param.id);
+  key.applies = kParamFunctions.second[slot];
+  key.apply = kParamFunctions.first[slot];
+  if (std::holds_alternative<std::vector<std::pair<int, int>> model::FamilyParams::*>(param.field))
+    key.parse_fixed = parse_tree_edges;
+  else if (std::holds_alternative<std::vector<model::ExplicitType> model::FamilyParams::*>(
+               param.field))
+    key.parse_fixed = parse_types;
+  return key;
+}
+
 }  // namespace
 
 // Designated initializers leave the unnamed members at their defaults, as intended.
@@ -141,94 +269,13 @@ std::vector<KeySpec> system_keys() {
                }});
   k.push_back({.name = "N",
                .kind = Kind::integer,
-               .help = "number of servers (torus: rows x cols, not given)",
+               .help = n_help(),
                .bounds = between(1, model::kMaxServers, false, false),
                .required = true,
-               .used_by = "every family except torus (N = rows x cols)",
-               .applies = [](const Draft& d) { return !uses(d).torus_shape; },
+               .used_by = n_used_by(),
+               .applies = [](const Draft& d) { return family(d).derived_n == nullptr; },
                .apply = [](Draft& d, const Value& v) { d.task.system().family.N = small_int(v); }});
-  k.push_back({.name = "d",
-               .kind = Kind::integer,
-               .help = "servers per job type of the complete family (default 2)",
-               .bounds = between(1, kIntMax, false, false),
-               .used_by = "family complete",
-               .applies = [](const Draft& d) { return uses(d).d; },
-               .apply = [](Draft& d, const Value& v) { d.task.system().family.d = small_int(v); }});
-  k.push_back({.name = "eps",
-               .kind = Kind::real,
-               .help = "asymmetry parameter of hetero_ring, tree_singletons, singletons_full",
-               .bounds = between(0, 1, true, true),
-               .required = true,
-               .used_by = "families hetero_ring, tree_singletons and singletons_full",
-               .applies = [](const Draft& d) { return uses(d).eps; },
-               .apply = [](Draft& d, const Value& v) { d.task.system().family.eps = real(v); }});
-  k.push_back(
-      {.name = "degree",
-       .kind = Kind::integer,
-       .help = "degree of the random_regular graph (default 3)",
-       .bounds = between(1, kIntMax, false, false),
-       .used_by = "family random_regular",
-       .applies = [](const Draft& d) { return uses(d).degree; },
-       .apply = [](Draft& d, const Value& v) { d.task.system().family.degree = small_int(v); }});
-  k.push_back(
-      {.name = "edge_prob",
-       .kind = Kind::real,
-       .help = "edge probability of the erdos_renyi graph",
-       .bounds = between(0, 1, true, false),
-       .required = true,
-       .used_by = "family erdos_renyi",
-       .applies = [](const Draft& d) { return uses(d).edge_prob; },
-       .apply = [](Draft& d, const Value& v) { d.task.system().family.edge_prob = real(v); }});
-  k.push_back({.name = "graph_seed",
-               .kind = Kind::integer,
-               .help = "seed of the random graph or tree (default 1)",
-               .bounds = between(0, 0x1.0p63 - 1024, false, false),
-               .used_by = "families random_regular, erdos_renyi and tree_singletons",
-               .applies = [](const Draft& d) { return uses(d).graph_seed; },
-               .apply =
-                   [](Draft& d, const Value& v) {
-                     d.task.system().family.graph_seed = static_cast<std::uint64_t>(integer(v));
-                   }});
-  k.push_back(
-      {.name = "rows",
-       .kind = Kind::integer,
-       .help = "rows of the torus",
-       .bounds = between(3, kIntMax, false, false),
-       .required = true,
-       .used_by = "family torus",
-       .applies = [](const Draft& d) { return uses(d).torus_shape; },
-       .apply = [](Draft& d, const Value& v) { d.task.system().family.rows = small_int(v); }});
-  k.push_back(
-      {.name = "cols",
-       .kind = Kind::integer,
-       .help = "columns of the torus",
-       .bounds = between(3, kIntMax, false, false),
-       .required = true,
-       .used_by = "family torus",
-       .applies = [](const Draft& d) { return uses(d).torus_shape; },
-       .apply = [](Draft& d, const Value& v) { d.task.system().family.cols = small_int(v); }});
-  k.push_back(
-      {.name = "tree_edges",
-       .kind = Kind::fixed,
-       .help = "the tree of tree_singletons as [[i, j], ...] (default: random from graph_seed)",
-       .used_by = "family tree_singletons",
-       .applies = [](const Draft& d) { return uses(d).tree_edges; },
-       .apply =
-           [](Draft& d, const Value& v) {
-             d.task.system().family.tree_edges = std::get<std::vector<std::pair<int, int>>>(v);
-           },
-       .parse_fixed = parse_tree_edges});
-  k.push_back({.name = "types",
-               .kind = Kind::fixed,
-               .help = "job types of the explicit family: [{servers: [1, 2], p: 0.5}, ...]",
-               .required = true,
-               .used_by = "family explicit",
-               .applies = [](const Draft& d) { return uses(d).types; },
-               .apply =
-                   [](Draft& d, const Value& v) {
-                     d.task.system().family.types = std::get<std::vector<model::ExplicitType>>(v);
-                   },
-               .parse_fixed = parse_types});
+  for (const model::FamilyParamInfo& param : model::family_params()) k.push_back(param_key(param));
   k.push_back(
       {.name = "speeds",
        .kind = Kind::fixed,
@@ -267,12 +314,12 @@ std::vector<KeySpec> system_keys() {
 
 void derive_system(Draft& d, const BlockContext& block) {
   SystemParams& s = d.task.system();
-  if (model::family_uses(s.family.kind).torus_shape) {
-    const std::int64_t N = std::int64_t{s.family.rows} * s.family.cols;  // ints: no overflow
+  if (const model::DerivedN* derived = model::family_info(s.family.kind).derived_n) {
+    const std::int64_t N = derived->count(s.family);
     if (N > model::kMaxServers)
-      fail(block.where(), fmt::format("torus {} x {} has {} servers; expected rows x cols <= {} "
-                                      "(model::kMaxServers)",
-                                      s.family.rows, s.family.cols, N, model::kMaxServers));
+      fail(block.where(),
+           fmt::format("{} has {} servers; expected {} <= {} (model::kMaxServers)",
+                       derived->shape(s.family), N, derived->formula, model::kMaxServers));
     s.family.N = static_cast<int>(N);
   }
   if (!d.speed_profile.empty()) {
@@ -290,9 +337,21 @@ void derive_system(Draft& d, const BlockContext& block) {
 }
 
 std::uint64_t system_list_bytes(const SystemParams& s) {
-  std::uint64_t bytes =
-      s.speeds.size() * sizeof(double) + s.family.tree_edges.size() * sizeof(std::pair<int, int>);
-  for (const auto& type : s.family.types) bytes += sizeof(type) + type.servers.size() * sizeof(int);
+  std::uint64_t bytes = s.speeds.size() * sizeof(double);
+  // The family's list parameters (tree edges, types), in catalogue order.
+  for (const model::FamilyParamInfo& param : model::family_params())
+    std::visit(
+        [&](auto member) {
+          const auto& value = s.family.*member;
+          using Field = std::decay_t<decltype(value)>;
+          if constexpr (std::is_same_v<Field, std::vector<model::ExplicitType>>) {
+            for (const auto& type : value)
+              bytes += sizeof(type) + type.servers.size() * sizeof(int);
+          } else if constexpr (!std::is_arithmetic_v<Field>) {
+            bytes += value.size() * sizeof(typename Field::value_type);
+          }
+        },
+        param.field);
   return bytes;
 }
 
@@ -332,18 +391,9 @@ model::System build_system(const SystemParams& s) {
 
 std::string family_text(const SystemParams& s) {
   const auto& f = s.family;
-  const auto uses = model::family_uses(f.kind);
   std::string text = fmt::format("{} N={}", name_of(f.kind), f.N);
-  if (uses.d) text += fmt::format(" d={}", f.d);
-  if (uses.eps) text += fmt::format(" eps={:g}", f.eps);
-  if (uses.degree) text += fmt::format(" degree={}", f.degree);
-  if (uses.edge_prob) text += fmt::format(" edge_prob={:g}", f.edge_prob);
-  if (uses.torus_shape) text += fmt::format(" ({}x{})", f.rows, f.cols);
-  if (uses.types) text += fmt::format(" ({} types)", f.types.size());
-  if (uses.tree_edges && !f.tree_edges.empty())
-    text += " (given tree)";
-  else if (uses.graph_seed)
-    text += fmt::format(" graph_seed={}", f.graph_seed);
+  for (const model::FamilyParamInfo& param : model::family_params())
+    if (param.text != nullptr && in_effect(param, f)) text += param.text(f);
   if (!s.speeds.empty()) text += " (speeds given)";
   return text + fmt::format(" lambda={:.6g}", s.lambda);
 }
@@ -373,39 +423,34 @@ std::size_t servers(const Task& t) { return static_cast<std::size_t>(t.system().
 // ---- results columns: the system's parameters ---------------------------------------------------
 
 void add_system_parameters(std::vector<Column>& c) {
-  auto uses = [](const Task& t) { return model::family_uses(t.system().family.kind); };
   c.push_back(parameter("family", "compatibility family", "", ColumnType::str, [](const Task& t) {
     return std::string(name_of(t.system().family.kind));
   }));
   c.push_back(parameter("N", "number of servers", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{t.system().family.N}; }));
-  c.push_back(parameter(
-      "d", "servers per type of the complete family (-1: other family)", "", ColumnType::i64,
-      [uses](const Task& t) { return uses(t).d ? std::int64_t{t.system().family.d} : kNone; }));
-  c.push_back(
-      parameter("eps", "asymmetry parameter eps (NaN: not used by the family)", "", ColumnType::f64,
-                [uses](const Task& t) { return uses(t).eps ? t.system().family.eps : kNaN; }));
-  c.push_back(parameter("degree", "degree of random_regular (-1: other family)", "",
-                        ColumnType::i64, [uses](const Task& t) {
-                          return uses(t).degree ? std::int64_t{t.system().family.degree} : kNone;
-                        }));
-  c.push_back(parameter(
-      "edge_prob", "edge probability of erdos_renyi (NaN: other family)", "", ColumnType::f64,
-      [uses](const Task& t) { return uses(t).edge_prob ? t.system().family.edge_prob : kNaN; }));
-  c.push_back(
-      parameter("graph_seed", "seed of the random graph or tree (-1: none)", "", ColumnType::i64,
-                [uses](const Task& t) {
-                  const bool random = uses(t).graph_seed && t.system().family.tree_edges.empty();
-                  return random ? static_cast<std::int64_t>(t.system().family.graph_seed) : kNone;
-                }));
-  c.push_back(parameter("rows", "torus rows (-1: other family)", "", ColumnType::i64,
-                        [uses](const Task& t) {
-                          return uses(t).torus_shape ? std::int64_t{t.system().family.rows} : kNone;
-                        }));
-  c.push_back(parameter("cols", "torus columns (-1: other family)", "", ColumnType::i64,
-                        [uses](const Task& t) {
-                          return uses(t).torus_shape ? std::int64_t{t.system().family.cols} : kNone;
-                        }));
+  // The family's parameters: their value where the task's family takes them, else -1 / NaN.
+  for (const model::FamilyParamInfo& param : model::family_params()) {
+    if (param.column.empty()) continue;
+    const bool real = std::holds_alternative<double model::FamilyParams::*>(param.field);
+    c.push_back(parameter(std::string(param.name), std::string(param.column), "",
+                          real ? ColumnType::f64 : ColumnType::i64,
+                          [&param, real](const Task& t) -> CellValue {
+                            const model::FamilyParams& f = t.system().family;
+                            if (!in_effect(param, f)) return real ? CellValue(kNaN) : kNone;
+                            return std::visit(
+                                [&f](auto member) -> CellValue {
+                                  const auto& value = f.*member;
+                                  using Field = std::decay_t<decltype(value)>;
+                                  if constexpr (std::is_same_v<Field, double>)
+                                    return value;
+                                  else if constexpr (std::is_integral_v<Field>)
+                                    return static_cast<std::int64_t>(value);
+                                  else
+                                    return kNone;  // lists have no column
+                                },
+                                param.field);
+                          }));
+  }
   c.push_back(parameter(
       "speeds", "server speeds mu_1..mu_N (count 0: all speeds 1)", "1/time",
       ColumnType::f64_ragged, [](const Task& t) { return t.system().speeds; },

@@ -5,13 +5,17 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "qsweep/common/enum_names.hpp"
 #include "qsweep/common/rng.hpp"
+#include "qsweep/model/sampling.hpp"
 
 namespace qsweep::model {
 
@@ -47,6 +51,8 @@ struct ExplicitType {
   }
 };
 
+// The families, one enumerator each (values are stored in plan hashes: append only); each has
+// its entry, with its name, in the registry of src/model/families.cpp (family_registry.hpp).
 enum class FamilyKind {
   independent,  // p_{n} = 1/N, no replication
   complete,     // all d-subsets, uniform
@@ -64,26 +70,18 @@ enum class FamilyKind {
 
 }  // namespace qsweep::model
 
+// The names, in registry order, from the registry (src/model/families.cpp).
 template <>
 struct qsweep::EnumNames<qsweep::model::FamilyKind> {
-  using K = model::FamilyKind;
-  static constexpr std::array<EnumName<K>, 12> table{{
-      {K::independent, "independent"},
-      {K::complete, "complete"},
-      {K::ring, "ring"},
-      {K::hetero_ring, "hetero_ring"},
-      {K::path, "path"},
-      {K::star, "star"},
-      {K::tree_singletons, "tree_singletons"},
-      {K::singletons_full, "singletons_full"},
-      {K::random_regular, "random_regular"},
-      {K::erdos_renyi, "erdos_renyi"},
-      {K::torus, "torus"},
-      {K::explicit_types, "explicit"},
-  }};
+  static const std::span<const EnumName<model::FamilyKind>> table;
 };
 
 namespace qsweep::model {
+
+// The parameters a family may take besides N, one enumerator per parameter (at most 32), in the
+// order of the keys and result columns; each has its entry in the parameter catalogue of
+// src/model/families.cpp (its field of FamilyParams, key, bounds, help and column).
+enum class FamilyParam { d, eps, degree, edge_prob, graph_seed, rows, cols, tree_edges, types };
 
 // Everything that defines a family. Fields a family does not use keep their defaults
 // (NaN / 0 / empty); validate() rejects parameters that do not apply.
@@ -101,30 +99,47 @@ struct FamilyParams {
   std::vector<std::pair<int, int>> tree_edges;
   std::vector<ExplicitType> types;  // explicit_types
 
-  // NaN marks "not used", so two equal parameter sets compare equal (bitwise on the doubles).
+  // Every field, in the order serialize() writes them (plan hashes): a new field goes last.
+  auto fields() const {
+    return std::tie(kind, N, d, eps, degree, edge_prob, graph_seed, rows, cols, tree_edges, types);
+  }
+  auto fields() {
+    return std::tie(kind, N, d, eps, degree, edge_prob, graph_seed, rows, cols, tree_edges, types);
+  }
+
+  // NaN marks "not used", so two equal parameter sets compare equal (NaN equals NaN).
   friend bool operator==(const FamilyParams& a, const FamilyParams& b) {
-    auto same = [](double x, double y) { return x == y || (x != x && y != y); };
-    return a.kind == b.kind && a.N == b.N && a.d == b.d && same(a.eps, b.eps) &&
-           a.degree == b.degree && same(a.edge_prob, b.edge_prob) && a.graph_seed == b.graph_seed &&
-           a.rows == b.rows && a.cols == b.cols && a.tree_edges == b.tree_edges &&
-           a.types == b.types;
+    return std::apply(
+        [&b](const auto&... x) {
+          return std::apply([&x...](const auto&... y) { return (same(x, y) && ...); }, b.fields());
+        },
+        a.fields());
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
-    // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
-    // clang-format off
-    ar & kind & N & d & eps & degree & edge_prob & graph_seed & rows & cols & tree_edges & types;
-    // clang-format on
+    // `ar & a & b & ...`, one field after the other.
+    std::apply([&ar](auto&... field) { (ar & ... & field); }, fields());
+  }
+
+ private:
+  template <class T>
+  static bool same(const T& x, const T& y) {
+    if constexpr (std::is_floating_point_v<T>)
+      return x == y || (x != x && y != y);
+    else
+      return x == y;
   }
 };
 
-// Which parameters a family takes besides N (used by validation and by sweep expansion so a
-// family is not duplicated across values of a parameter it ignores).
+// Which of the existing parameters a family takes besides N, as flags (from the registry:
+// family_info(kind).uses(FamilyParam) answers for every parameter).
 struct FamilyUses {
   bool d = false, eps = false, degree = false, edge_prob = false, graph_seed = false,
        torus_shape = false, tree_edges = false, types = false;
 };
 FamilyUses family_uses(FamilyKind kind);
+
+struct FamilyInfo;
 
 class Family {
  public:
@@ -132,6 +147,7 @@ class Family {
   explicit Family(FamilyParams params);
 
   const FamilyParams& params() const { return params_; }
+  const FamilyInfo& info() const { return *info_; }
   FamilyKind kind() const { return params_.kind; }
   int num_servers() const { return params_.N; }
   // Number of job types (as a double: complete d = 3 at N = 10^4 has ~1.7e11).
@@ -198,11 +214,10 @@ class Family {
   void sample_other(Rng& rng, std::vector<int>& servers) const;
 
   FamilyParams params_;
+  const FamilyInfo* info_ = nullptr;  // its registry entry
   std::vector<std::vector<int>> listed_;
   std::vector<double> listed_p_;
-  // Walker alias table over listed types for O(1) sampling.
-  std::vector<double> alias_prob_;
-  std::vector<std::uint32_t> alias_index_;
+  AliasTable alias_;  // over the listed types, for O(1) sampling
   // complete: the number of ordered d-tuples of distinct servers, N (N-1) ... (N-d+1), if it
   // fits in 64 bits (one draw per sample), else 0 (Floyd's algorithm, d draws).
   std::uint64_t complete_tuples_ = 0;

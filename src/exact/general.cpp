@@ -22,18 +22,21 @@
 // exactly k jobs per union from k to k + 1 (two arrays, rescaled every step).
 //
 // Memory: two doubles per server set, 2^(N+4) bytes (N = 24: 256 MiB, N = 28: 4 GiB,
-// N = 30: 16 GiB, the limit kMaxGeneralServers). Time: O(2^N * #types) per pass; the
-// distribution costs qmax such passes over the unions reachable so far.
+// N = 30: 16 GiB, the limit kMaxGeneralServers), one block that both passes use, in huge pages
+// where the kernel allows (include/qsweep/exact/lattice_array.hpp). Time: O(2^N * #types) per pass;
+// the distribution costs qmax such passes over the unions reachable so far.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
+#include "qsweep/exact/lattice_array.hpp"  // ZeroedMemory
 #include "speed_sums.hpp"
 #include "summation.hpp"
 
@@ -72,16 +75,17 @@ double inside_rate(const Lattice& lat, Mask B) {
   return lam;
 }
 
-// Forward and backward passes: C, E[Q], Var[Q], E[Q_t].
-void solve_means(const Lattice& lat, bool per_type, Moments& out) {
+// G(B) and G1(B) side by side: one cache line per scattered access instead of two (the passes
+// are bound by the latency of these accesses: 1.5x faster means at N = 24).
+// Going back, H(B) overwrites G1(B).
+struct Cell {
+  double g, g1_or_h;
+};
+static_assert(sizeof(Cell) == 2 * sizeof(double));
+
+// Forward and backward passes: C, E[Q], Var[Q], E[Q_t]. `cell` holds lat.size zeros.
+void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
   const std::size_t T = lat.mask.size();
-  // G(B) and G1(B) side by side: one cache line per scattered access instead of two (the passes
-  // are bound by the latency of these accesses: 1.5x faster means at N = 24).
-  // Going back, H(B) overwrites G1(B).
-  struct Cell {
-    double g = 0.0, g1_or_h = 0.0;
-  };
-  std::vector<Cell> cell(lat.size);
   CompensatedSum f, f1;
 
   // Forward. cell[B] holds the pushed sums until B is reached, then G(B) and G1(B).
@@ -180,11 +184,11 @@ void solve_means(const Lattice& lat, bool per_type, Moments& out) {
 // log_weight[k] = ln of the total weight of sequences of exactly k jobs, k = 0..qmax: weights
 // per union are carried from k to k + 1 jobs:
 //   W_{k+1}(B) mu(B) = sum_{B', t: B' | t = B} rate_t W_k(B').
-void solve_distribution(const Lattice& lat, int qmax, Moments& out) {
+// `cur` and `next` hold lat.size zeros each.
+void solve_distribution(const Lattice& lat, int qmax, double* cur, double* next, Moments& out) {
   out.log_weight.assign(static_cast<std::size_t>(qmax) + 1, 0.0);
   if (qmax == 0) return;
   const std::size_t T = lat.mask.size();
-  std::vector<double> cur(lat.size, 0.0), next(lat.size, 0.0);
   std::vector<Mask> source(kTile);
   std::vector<double> weight(kTile);
   cur[0] = 1.0;
@@ -242,8 +246,17 @@ Moments general_engine(const std::vector<model::JobType>& types, const std::vect
     lat.rate.push_back(total_rate * type.p);
   }
   Moments out;
-  solve_means(lat, per_type, out);
-  if (out.violating_set.empty()) solve_distribution(lat, qmax, out);
+  // One block of 2^(N+4) bytes for both passes: zero-filled by the kernel (in huge pages where
+  // it can, include/qsweep/exact/lattice_array.hpp) for the means, then zeroed again and reused
+  // as the distribution's two arrays, so that the distribution pays no second round of page
+  // faults.
+  ZeroedMemory memory(lat.size * sizeof(Cell));
+  solve_means(lat, per_type, static_cast<Cell*>(memory.data()), out);
+  if (out.violating_set.empty()) {
+    auto* cur = static_cast<double*>(memory.data());
+    if (qmax > 0) std::fill(cur, cur + 2 * lat.size, 0.0);
+    solve_distribution(lat, qmax, cur, cur + lat.size, out);
+  }
   return out;
 }
 

@@ -51,12 +51,64 @@ constexpr std::uint64_t kBlock = 4096;
 // Tile length of the distribution pass.
 constexpr std::uint64_t kTile = 16384;
 
+// Which types lie inside a server set B, 64 types to a word: a type is not inside B iff it holds
+// a server outside B, so the outside types are the union, over the servers not in B, of the types
+// that hold them, read from two half tables as in SpeedSums (the servers 0..N/2-1 and the rest).
+// Built for at most kMaxTableTypes types (the tables take 8 (2^(N/2) + 2^(N - N/2)) bytes per
+// word: 512 KiB per word at N = 30); beyond, the types are compared one by one.
+constexpr std::size_t kMaxTableTypes = 256;
+
+class InsideTypes {
+ public:
+  InsideTypes(const std::vector<Mask>& mask, int N)
+      : types_(mask.size()),
+        words_((mask.size() + 63) / 64),
+        low_bits_(N / 2),
+        low_size_(std::size_t{1} << (N / 2)),
+        high_size_(std::size_t{1} << (N - N / 2)) {
+    if (types_ > kMaxTableTypes) return;
+    low_.assign(words_ * low_size_, 0);
+    high_.assign(words_ * high_size_, 0);
+    for (std::size_t w = 0; w < words_; ++w) {
+      auto holders = [&](int server) {  // the types of word w that hold `server`
+        std::uint64_t bits = 0;
+        for (std::size_t t = 64 * w; t < std::min(types_, 64 * w + 64); ++t)
+          if ((mask[t] >> server) & 1U) bits |= std::uint64_t{1} << (t - 64 * w);
+        return bits;
+      };
+      for (std::size_t s = 1; s < low_size_; ++s)
+        low_[w * low_size_ + s] =
+            low_[w * low_size_ + (s & (s - 1))] | holders(std::countr_zero(s));
+      for (std::size_t s = 1; s < high_size_; ++s)
+        high_[w * high_size_ + s] =
+            high_[w * high_size_ + (s & (s - 1))] | holders(low_bits_ + std::countr_zero(s));
+    }
+  }
+  bool tabled() const { return !low_.empty(); }
+  std::size_t words() const { return words_; }
+  // The types 64 w .. 64 w + 63 inside B as bits (requires tabled()).
+  std::uint64_t inside(Mask B, std::size_t w) const {
+    const std::uint64_t valid =
+        types_ - 64 * w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (types_ - 64 * w)) - 1;
+    const std::size_t out_low = ~B & (low_size_ - 1);
+    const std::size_t out_high = (~B >> low_bits_) & (high_size_ - 1);
+    return ~(low_[w * low_size_ + out_low] | high_[w * high_size_ + out_high]) & valid;
+  }
+
+ private:
+  std::size_t types_, words_;
+  int low_bits_;
+  std::size_t low_size_, high_size_;
+  std::vector<std::uint64_t> low_, high_;
+};
+
 struct Lattice {
   int N = 0;
   std::uint64_t size = 0;  // 2^N
   std::vector<Mask> mask;  // per type
   std::vector<double> rate;
   SpeedSums mu;
+  InsideTypes inside;
 };
 
 std::vector<int> members(Mask set) {
@@ -67,11 +119,26 @@ std::vector<int> members(Mask set) {
   return out;
 }
 
-// Arrival rate of the types inside B.
+// Arrival rate of the types inside B, summed in type order. The types inside B come as the bits
+// of a word (InsideTypes) and only they are added: the same sums as adding 0 for every other type
+// (x + 0 = x), but a dependency chain of one addition per type inside B instead of one per type
+// and no branch per type (the forward pass waits on this sum before it can push B).
 double inside_rate(const Lattice& lat, Mask B) {
   double lam = 0.0;
-  for (std::size_t t = 0; t < lat.mask.size(); ++t)
-    lam += (lat.mask[t] & ~B) == 0 ? lat.rate[t] : 0.0;
+  const std::size_t T = lat.mask.size();
+  for (std::size_t first = 0, w = 0; first < T; first += 64, ++w) {
+    std::uint64_t inside = 0;
+    if (lat.inside.tabled()) {
+      inside = lat.inside.inside(B, w);
+    } else {
+      const std::size_t count = std::min<std::size_t>(64, T - first);
+      const Mask* mask = lat.mask.data() + first;
+      for (std::size_t t = 0; t < count; ++t)
+        inside |= static_cast<std::uint64_t>((mask[t] & ~B) == 0) << t;
+    }
+    for (; inside != 0; inside &= inside - 1)
+      lam += lat.rate[first + static_cast<std::size_t>(std::countr_zero(inside))];
+  }
   return lam;
 }
 
@@ -141,14 +208,18 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
       const auto B = static_cast<Mask>(b);
       const double g = cell[B].g;
       if (g == 0.0) continue;
-      double lam = 0.0, s = 0.0;
+      // h_next[t] = H(B | t), 0 for the types inside B. Without a branch: which types are inside
+      // changes at random from one union to the next, and mispredicted branches here cost more
+      // than the loads (cell[B] itself is read and dropped for the types inside).
+      double s = 0.0;
       for (std::size_t t = 0; t < T; ++t) {
         const Mask target = B | lat.mask[t];
-        const bool inside = target == B;
-        h_next[t] = inside ? 0.0 : cell[target].g1_or_h;
-        lam += inside ? lat.rate[t] : 0.0;
+        const std::uint64_t keep = -static_cast<std::uint64_t>(target != B);
+        h_next[t] =
+            std::bit_cast<double>(std::bit_cast<std::uint64_t>(cell[target].g1_or_h) & keep);
         s += lat.rate[t] * h_next[t];
       }
+      const double lam = inside_rate(lat, B);
       const double h = (1.0 + s) / (lat.mu(B) - lam);
       f2_part += cell[B].g1_or_h * (lam * h + s);
       cell[B].g1_or_h = h;
@@ -236,15 +307,14 @@ void solve_distribution(const Lattice& lat, int qmax, double* cur, double* next,
 
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type) {
-  Lattice lat{static_cast<int>(speeds.size()),
-              std::uint64_t{1} << speeds.size(),
-              {},
-              {},
-              SpeedSums(speeds)};
+  const int N = static_cast<int>(speeds.size());
+  std::vector<Mask> mask;
+  std::vector<double> rate;
   for (const auto& type : types) {
-    lat.mask.push_back(static_cast<Mask>(type.servers));
-    lat.rate.push_back(total_rate * type.p);
+    mask.push_back(static_cast<Mask>(type.servers));
+    rate.push_back(total_rate * type.p);
   }
+  const Lattice lat{N, std::uint64_t{1} << N, mask, rate, SpeedSums(speeds), InsideTypes(mask, N)};
   Moments out;
   // One block of 2^(N+4) bytes for both passes: zero-filled by the kernel (in huge pages where
   // it can, include/qsweep/exact/lattice_array.hpp) for the means, then zeroed again and reused

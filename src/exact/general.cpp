@@ -211,15 +211,17 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
       // h_next[t] = H(B | t), 0 for the types inside B. Without a branch: which types are inside
       // changes at random from one union to the next, and mispredicted branches here cost more
       // than the loads (cell[B] itself is read and dropped for the types inside).
-      double s = 0.0;
+      // lam(B) alongside, also without a branch (rate_t or 0 for every type): a second chain of
+      // additions beside that of s.
+      double lam = 0.0, s = 0.0;
       for (std::size_t t = 0; t < T; ++t) {
         const Mask target = B | lat.mask[t];
         const std::uint64_t keep = -static_cast<std::uint64_t>(target != B);
         h_next[t] =
             std::bit_cast<double>(std::bit_cast<std::uint64_t>(cell[target].g1_or_h) & keep);
+        lam += std::bit_cast<double>(std::bit_cast<std::uint64_t>(lat.rate[t]) & ~keep);
         s += lat.rate[t] * h_next[t];
       }
-      const double lam = inside_rate(lat, B);
       const double h = (1.0 + s) / (lat.mu(B) - lam);
       f2_part += cell[B].g1_or_h * (lam * h + s);
       cell[B].g1_or_h = h;

@@ -167,6 +167,8 @@ void GeneralVsSkeleton(benchmark::State& state) {
 }
 BENCHMARK(GeneralVsSkeleton)
     ->ArgsProduct({{20, 24}, {0, 1}, {5}})
+    ->Args({26, 1, 3})
+    ->Args({28, 1, 2})  // 4 GiB, about 1 min of CPU time
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

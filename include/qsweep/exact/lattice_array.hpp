@@ -1,5 +1,5 @@
 #pragma once
-// Zero-filled arrays for the lattice engines (one entry per server set: 2^N entries, up to 16 GiB
+// Zero-filled memory for the lattice engines (one entry per server set: 2^N entries, up to 16 GiB
 // at N = 30). On Linux the memory is an anonymous mapping aligned to 2 MiB and advised for
 // transparent huge pages (madvise(MADV_HUGEPAGE), effective when
 // /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always"): the kernel's own zero
@@ -7,7 +7,6 @@
 // instead of 512, and the scattered accesses of the lattice passes miss the TLB far less.
 // Elsewhere, or below 4 MiB, it is calloc. Contents are the same either way: all bits zero.
 #include <cstddef>
-#include <type_traits>
 #include <utility>
 
 namespace qsweep::exact {
@@ -40,32 +39,5 @@ class ZeroedMemory {
   std::size_t bytes_ = 0;
   bool mapped_ = false;
 };
-
-// n value-initialised entries of T (T's zero must be all bits zero: plain numbers and structs of
-// them). Indexing only: the lattice engines never resize.
-template <class T>
-class LatticeArray {
-  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
-
- public:
-  explicit LatticeArray(std::size_t n) : memory_(n * sizeof(T)), size_(n) {}
-  T& operator[](std::size_t i) { return static_cast<T*>(memory_.data())[i]; }
-  const T& operator[](std::size_t i) const { return static_cast<const T*>(memory_.data())[i]; }
-  std::size_t size() const { return size_; }
-  bool huge_page_advised() const { return memory_.huge_page_advised(); }
-  void swap(LatticeArray& other) noexcept {
-    memory_.swap(other.memory_);
-    std::swap(size_, other.size_);
-  }
-
- private:
-  ZeroedMemory memory_;
-  std::size_t size_ = 0;
-};
-
-template <class T>
-void swap(LatticeArray<T>& a, LatticeArray<T>& b) noexcept {
-  a.swap(b);
-}
 
 }  // namespace qsweep::exact

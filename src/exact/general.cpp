@@ -22,18 +22,21 @@
 // exactly k jobs per union from k to k + 1 (two arrays, rescaled every step).
 //
 // Memory: two doubles per server set, 2^(N+4) bytes (N = 24: 256 MiB, N = 28: 4 GiB,
-// N = 30: 16 GiB, the limit kMaxGeneralServers). Time: O(2^N * #types) per pass; the
-// distribution costs qmax such passes over the unions reachable so far.
+// N = 30: 16 GiB, the limit kMaxGeneralServers), one block that both passes use, in huge pages
+// where the kernel allows (include/qsweep/exact/lattice_array.hpp). Time: O(2^N * #types) per pass;
+// the distribution costs qmax such passes over the unions reachable so far.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
+#include "qsweep/exact/lattice_array.hpp"  // ZeroedMemory
 #include "speed_sums.hpp"
 #include "summation.hpp"
 
@@ -48,12 +51,64 @@ constexpr std::uint64_t kBlock = 4096;
 // Tile length of the distribution pass.
 constexpr std::uint64_t kTile = 16384;
 
+// Which types lie inside a server set B, 64 types to a word: a type is not inside B iff it holds
+// a server outside B, so the outside types are the union, over the servers not in B, of the types
+// that hold them, read from two half tables as in SpeedSums (the servers 0..N/2-1 and the rest).
+// Built for at most kMaxTableTypes types (the tables take 8 (2^(N/2) + 2^(N - N/2)) bytes per
+// word: 512 KiB per word at N = 30); beyond, the types are compared one by one.
+constexpr std::size_t kMaxTableTypes = 256;
+
+class InsideTypes {
+ public:
+  InsideTypes(const std::vector<Mask>& mask, int N)
+      : types_(mask.size()),
+        words_((mask.size() + 63) / 64),
+        low_bits_(N / 2),
+        low_size_(std::size_t{1} << (N / 2)),
+        high_size_(std::size_t{1} << (N - N / 2)) {
+    if (types_ > kMaxTableTypes) return;
+    low_.assign(words_ * low_size_, 0);
+    high_.assign(words_ * high_size_, 0);
+    for (std::size_t w = 0; w < words_; ++w) {
+      auto holders = [&](int server) {  // the types of word w that hold `server`
+        std::uint64_t bits = 0;
+        for (std::size_t t = 64 * w; t < std::min(types_, 64 * w + 64); ++t)
+          if ((mask[t] >> server) & 1U) bits |= std::uint64_t{1} << (t - 64 * w);
+        return bits;
+      };
+      for (std::size_t s = 1; s < low_size_; ++s)
+        low_[w * low_size_ + s] =
+            low_[w * low_size_ + (s & (s - 1))] | holders(std::countr_zero(s));
+      for (std::size_t s = 1; s < high_size_; ++s)
+        high_[w * high_size_ + s] =
+            high_[w * high_size_ + (s & (s - 1))] | holders(low_bits_ + std::countr_zero(s));
+    }
+  }
+  bool tabled() const { return !low_.empty(); }
+  std::size_t words() const { return words_; }
+  // The types 64 w .. 64 w + 63 inside B as bits (requires tabled()).
+  std::uint64_t inside(Mask B, std::size_t w) const {
+    const std::uint64_t valid =
+        types_ - 64 * w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (types_ - 64 * w)) - 1;
+    const std::size_t out_low = ~B & (low_size_ - 1);
+    const std::size_t out_high = (~B >> low_bits_) & (high_size_ - 1);
+    return ~(low_[w * low_size_ + out_low] | high_[w * high_size_ + out_high]) & valid;
+  }
+
+ private:
+  std::size_t types_, words_;
+  int low_bits_;
+  std::size_t low_size_, high_size_;
+  std::vector<std::uint64_t> low_, high_;
+};
+
 struct Lattice {
   int N = 0;
   std::uint64_t size = 0;  // 2^N
   std::vector<Mask> mask;  // per type
   std::vector<double> rate;
   SpeedSums mu;
+  InsideTypes inside;
 };
 
 std::vector<int> members(Mask set) {
@@ -64,24 +119,40 @@ std::vector<int> members(Mask set) {
   return out;
 }
 
-// Arrival rate of the types inside B.
+// Arrival rate of the types inside B, summed in type order. The types inside B come as the bits
+// of a word (InsideTypes) and only they are added: the same sums as adding 0 for every other type
+// (x + 0 = x), but a dependency chain of one addition per type inside B instead of one per type
+// and no branch per type (the forward pass waits on this sum before it can push B).
 double inside_rate(const Lattice& lat, Mask B) {
   double lam = 0.0;
-  for (std::size_t t = 0; t < lat.mask.size(); ++t)
-    lam += (lat.mask[t] & ~B) == 0 ? lat.rate[t] : 0.0;
+  const std::size_t T = lat.mask.size();
+  for (std::size_t first = 0, w = 0; first < T; first += 64, ++w) {
+    std::uint64_t inside = 0;
+    if (lat.inside.tabled()) {
+      inside = lat.inside.inside(B, w);
+    } else {
+      const std::size_t count = std::min<std::size_t>(64, T - first);
+      const Mask* mask = lat.mask.data() + first;
+      for (std::size_t t = 0; t < count; ++t)
+        inside |= static_cast<std::uint64_t>((mask[t] & ~B) == 0) << t;
+    }
+    for (; inside != 0; inside &= inside - 1)
+      lam += lat.rate[first + static_cast<std::size_t>(std::countr_zero(inside))];
+  }
   return lam;
 }
 
-// Forward and backward passes: C, E[Q], Var[Q], E[Q_t].
-void solve_means(const Lattice& lat, bool per_type, Moments& out) {
+// G(B) and G1(B) side by side: one cache line per scattered access instead of two (the passes
+// are bound by the latency of these accesses: 1.5x faster means at N = 24).
+// Going back, H(B) overwrites G1(B).
+struct Cell {
+  double g, g1_or_h;
+};
+static_assert(sizeof(Cell) == 2 * sizeof(double));
+
+// Forward and backward passes: C, E[Q], Var[Q], E[Q_t]. `cell` holds lat.size zeros.
+void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
   const std::size_t T = lat.mask.size();
-  // G(B) and G1(B) side by side: one cache line per scattered access instead of two (the passes
-  // are bound by the latency of these accesses: 1.5x faster means at N = 24).
-  // Going back, H(B) overwrites G1(B).
-  struct Cell {
-    double g = 0.0, g1_or_h = 0.0;
-  };
-  std::vector<Cell> cell(lat.size);
   CompensatedSum f, f1;
 
   // Forward. cell[B] holds the pushed sums until B is reached, then G(B) and G1(B).
@@ -137,12 +208,18 @@ void solve_means(const Lattice& lat, bool per_type, Moments& out) {
       const auto B = static_cast<Mask>(b);
       const double g = cell[B].g;
       if (g == 0.0) continue;
+      // h_next[t] = H(B | t), 0 for the types inside B. Without a branch: which types are inside
+      // changes at random from one union to the next, and mispredicted branches here cost more
+      // than the loads (cell[B] itself is read and dropped for the types inside).
+      // lam(B) alongside, also without a branch (rate_t or 0 for every type): a second chain of
+      // additions beside that of s.
       double lam = 0.0, s = 0.0;
       for (std::size_t t = 0; t < T; ++t) {
         const Mask target = B | lat.mask[t];
-        const bool inside = target == B;
-        h_next[t] = inside ? 0.0 : cell[target].g1_or_h;
-        lam += inside ? lat.rate[t] : 0.0;
+        const std::uint64_t keep = -static_cast<std::uint64_t>(target != B);
+        h_next[t] =
+            std::bit_cast<double>(std::bit_cast<std::uint64_t>(cell[target].g1_or_h) & keep);
+        lam += std::bit_cast<double>(std::bit_cast<std::uint64_t>(lat.rate[t]) & ~keep);
         s += lat.rate[t] * h_next[t];
       }
       const double h = (1.0 + s) / (lat.mu(B) - lam);
@@ -180,11 +257,11 @@ void solve_means(const Lattice& lat, bool per_type, Moments& out) {
 // log_weight[k] = ln of the total weight of sequences of exactly k jobs, k = 0..qmax: weights
 // per union are carried from k to k + 1 jobs:
 //   W_{k+1}(B) mu(B) = sum_{B', t: B' | t = B} rate_t W_k(B').
-void solve_distribution(const Lattice& lat, int qmax, Moments& out) {
+// `cur` and `next` hold lat.size zeros each.
+void solve_distribution(const Lattice& lat, int qmax, double* cur, double* next, Moments& out) {
   out.log_weight.assign(static_cast<std::size_t>(qmax) + 1, 0.0);
   if (qmax == 0) return;
   const std::size_t T = lat.mask.size();
-  std::vector<double> cur(lat.size, 0.0), next(lat.size, 0.0);
   std::vector<Mask> source(kTile);
   std::vector<double> weight(kTile);
   cur[0] = 1.0;
@@ -232,18 +309,26 @@ void solve_distribution(const Lattice& lat, int qmax, Moments& out) {
 
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type) {
-  Lattice lat{static_cast<int>(speeds.size()),
-              std::uint64_t{1} << speeds.size(),
-              {},
-              {},
-              SpeedSums(speeds)};
+  const int N = static_cast<int>(speeds.size());
+  std::vector<Mask> mask;
+  std::vector<double> rate;
   for (const auto& type : types) {
-    lat.mask.push_back(static_cast<Mask>(type.servers));
-    lat.rate.push_back(total_rate * type.p);
+    mask.push_back(static_cast<Mask>(type.servers));
+    rate.push_back(total_rate * type.p);
   }
+  const Lattice lat{N, std::uint64_t{1} << N, mask, rate, SpeedSums(speeds), InsideTypes(mask, N)};
   Moments out;
-  solve_means(lat, per_type, out);
-  if (out.violating_set.empty()) solve_distribution(lat, qmax, out);
+  // One block of 2^(N+4) bytes for both passes: zero-filled by the kernel (in huge pages where
+  // it can, include/qsweep/exact/lattice_array.hpp) for the means, then zeroed again and reused
+  // as the distribution's two arrays, so that the distribution pays no second round of page
+  // faults.
+  ZeroedMemory memory(lat.size * sizeof(Cell));
+  solve_means(lat, per_type, static_cast<Cell*>(memory.data()), out);
+  if (out.violating_set.empty()) {
+    auto* cur = static_cast<double*>(memory.data());
+    if (qmax > 0) std::fill(cur, cur + 2 * lat.size, 0.0);
+    solve_distribution(lat, qmax, cur, cur + lat.size, out);
+  }
   return out;
 }
 

@@ -29,12 +29,15 @@ ZeroedMemory::ZeroedMemory(std::size_t bytes) : bytes_(bytes) {
     void* raw = mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) throw std::bad_alloc();
-    const auto start = reinterpret_cast<std::uintptr_t>(raw);
-    const std::uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-    if (aligned > start) munmap(raw, aligned - start);
-    const std::uintptr_t tail = start + length + kHugePage - (aligned + length);
-    if (tail > 0) munmap(reinterpret_cast<void*>(aligned + length), tail);
-    data_ = reinterpret_cast<void*>(aligned);
+    // Pointer arithmetic on the mapping itself (no integer-to-pointer casts).
+    auto* base = static_cast<char*>(raw);
+    const std::size_t head =
+        (kHugePage - reinterpret_cast<std::uintptr_t>(raw) % kHugePage) % kHugePage;
+    char* aligned = base + head;
+    if (head > 0) munmap(base, head);
+    const std::size_t tail = kHugePage - head;  // mapped after aligned + length
+    if (tail > 0) munmap(aligned + length, tail);
+    data_ = aligned;
     bytes_ = length;
     mapped_ = true;
 #if defined(MADV_HUGEPAGE)

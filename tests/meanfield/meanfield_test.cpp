@@ -11,6 +11,7 @@
 #include "qsweep/common/error.hpp"
 #include "qsweep/model/model.hpp"
 #include "qsweep/sim/simulate.hpp"
+#include "simulate_complete.hpp"
 
 namespace qsweep::meanfield {
 namespace {
@@ -157,19 +158,7 @@ TEST(MeanFieldValidation, RefusesOptionsOutsideTheirRanges) {
 // events at the larger N), and the N = 100 excess, about 5 standard errors, must exceed the
 // N = 10000 difference. Fixed seeds: the outcome is deterministic. About 7 s of CPU in Release.
 sim::Result simulate_jsq2(int N, double events) {
-  model::FamilyParams family;
-  family.kind = model::FamilyKind::complete;
-  family.N = N;
-  family.d = 2;
-  const model::System system(model::Family(family), {}, 0.9);
-  sim::Options o;
-  o.policy = sim::Policy::jsq;
-  o.replications = 8;
-  o.max_replications = 8;
-  o.warmup = 50.0;
-  o.horizon = events / 8.0 / (2.0 * 0.9 * N);  // events come at rate 2 N lambda
-  o.occupancy_max = 3;
-  return sim::simulate(system, o, 12, static_cast<std::uint64_t>(N));
+  return testing::simulate_complete2(sim::Policy::jsq, N, events, 3, 12);
 }
 
 TEST(MeanFieldAgainstSimulation, Jsq2PerServerQueueApproachesTheLimitAsNGrows) {

@@ -14,6 +14,7 @@
 #include "qsweep/meanfield/meanfield.hpp"
 #include "qsweep/model/model.hpp"
 #include "qsweep/sim/simulate.hpp"
+#include "simulate_complete.hpp"
 
 namespace qsweep::meanfield {
 namespace {
@@ -199,19 +200,7 @@ TEST(MeanFieldRedundancyCoc, ExactEngineApproachesTheLimitAsNGrows) {
 // 2 x (95% half-width) + 5 / N of the limit (about 4 standard errors plus the bias), a tolerance
 // shrinking from N = 1000 to 10000.
 sim::Result simulate_coc2(int N, double events) {
-  model::FamilyParams family;
-  family.kind = model::FamilyKind::complete;
-  family.N = N;
-  family.d = 2;
-  const model::System system(model::Family(family), {}, 0.9);
-  sim::Options o;
-  o.policy = sim::Policy::redundancy_coc;
-  o.replications = 8;
-  o.max_replications = 8;
-  o.warmup = 50.0;
-  o.horizon = events / 8.0 / (2.0 * 0.9 * N);  // arrivals and departures at rate N lambda each
-  o.occupancy_max = 6;
-  return sim::simulate(system, o, 21, static_cast<std::uint64_t>(N));
+  return testing::simulate_complete2(sim::Policy::redundancy_coc, N, events, 6, 21);
 }
 
 TEST(MeanFieldRedundancyCoc, SimulatedOccupancyApproachesTheLimitAsNGrows) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "plan_error.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/model/family_registry.hpp"
 #include "qsweep/sweep/plan.hpp"
@@ -13,14 +14,7 @@
 namespace qsweep::sweep {
 namespace {
 
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_plan(yaml, "test.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 // "family a", "families a, b and c": the families that take `param`, in registry order.
 std::string users(model::FamilyParam param) {

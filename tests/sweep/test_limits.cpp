@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "plan_error.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/model/family.hpp"
 #include "qsweep/sweep/plan.hpp"
@@ -21,14 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_plan(yaml, "test.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 std::string read_error(const std::string& path) {
   try {

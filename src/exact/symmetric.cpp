@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include "qsweep/common/error.hpp"
@@ -113,8 +114,11 @@ Chain build_chain(const model::System& system) {
       return complete_chain(system.N(), 1, speed, L);
     case model::FamilyKind::complete:
       return complete_chain(system.N(), family.params().d, speed, L);
-    default:
+    case model::FamilyKind::singletons_full:
       return singletons_full_chain(system.N(), family.params().eps, speed, L);
+    default:  // a family marked size-symmetric in the registry without its chain here
+      throw std::logic_error(
+          fmt::format("the symmetric engine has no chain for family {}", name_of(family.kind())));
   }
 }
 

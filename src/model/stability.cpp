@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <queue>
+#include <stdexcept>
 #include <type_traits>
 
 #include "dyadic.hpp"
@@ -113,6 +114,15 @@ std::string undecided_warning(bool local, const std::vector<int>& set, double sl
 // For a fixed size u the worst U is the u slowest servers, so the minimum is over N prefixes.
 bool size_symmetric(FamilyKind kind) { return family_info(kind).size_symmetric; }
 
+// A size-symmetric family (registry trait) without its closed form of g(u) below: a family was
+// marked size-symmetric without adding its formulas here.
+std::logic_error no_subset_mass(const Family& family) {
+  return std::logic_error(
+      fmt::format("family {} is size-symmetric but has no subset mass formula in "
+                  "src/model/stability.cpp",
+                  name_of(family.kind())));
+}
+
 // g(u) in floating point, and the number of roundings in it (each at most u relative).
 std::pair<double, int> subset_mass(const Family& family, int u) {
   const int N = family.num_servers();
@@ -123,13 +133,15 @@ std::pair<double, int> subset_mass(const Family& family, int u) {
       const double eps = family.params().eps;
       return {u == N ? 1.0 : u * (N - 1 - eps) / (N * (N - 1.0)), 5};
     }
-    default: {  // complete: C(u, d) / C(N, d) as a product of ratios (no overflow)
+    case FamilyKind::complete: {  // C(u, d) / C(N, d) as a product of ratios (no overflow)
       const int d = family.params().d;
       if (u < d) return {0.0, 0};
       double r = 1.0;
       for (int i = 0; i < d; ++i) r *= static_cast<double>(u - i) / (N - i);
       return {r, 2 * d};
     }
+    default:
+      throw no_subset_mass(family);
   }
 }
 
@@ -145,8 +157,11 @@ class ExactSubsetMass {
       case FamilyKind::singletons_full:
         denominator_ = Dyadic::of(static_cast<std::int64_t>(N) * (N - 1));
         break;
-      default:
+      case FamilyKind::complete:
         denominator_ = Dyadic::of_integer(binomial(N, family.params().d));
+        break;
+      default:
+        throw no_subset_mass(family);
     }
   }
   // Whether the exact binomials stay small enough to compute.
@@ -165,8 +180,10 @@ class ExactSubsetMass {
         if (u == N) return denominator_;
         return Dyadic::of(static_cast<std::int64_t>(u)) *
                (Dyadic::of(static_cast<std::int64_t>(N - 1)) - Dyadic::of(family_.params().eps));
-      default:
+      case FamilyKind::complete:
         return Dyadic::of_integer(binomial(u, family_.params().d));
+      default:
+        throw no_subset_mass(family_);
     }
   }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "cost_detail.hpp"
@@ -190,11 +191,19 @@ MemoryEstimate cancel_on_start_memory(const Task& task, const model::System& sys
 // singletons_full three per size (inside, one more server, the full set).
 double symmetric_transitions(const model::System& system) {
   const double N = system.N();
-  if (system.family.is_singletons_full()) return 3.0 * (N + 1.0);
-  const double d = system.family.kind() == model::FamilyKind::independent
-                       ? 1.0
-                       : static_cast<double>(system.family.params().d);
-  return (N + 1.0) + d * (N - d);
+  switch (system.family.kind()) {
+    case model::FamilyKind::singletons_full:
+      return 3.0 * (N + 1.0);
+    case model::FamilyKind::independent:
+      return (N + 1.0) + (N - 1.0);
+    case model::FamilyKind::complete: {
+      const double d = system.family.params().d;
+      return (N + 1.0) + d * (N - d);
+    }
+    default:  // a family marked size-symmetric in the registry without its chain's size here
+      throw std::logic_error("symmetric_transitions: no chain size for family " +
+                             std::string(name_of(system.family.kind())));
+  }
 }
 
 // Symmetric engine: the chain's moves (to, class, rate, log rate: 24 B each) filled by

@@ -51,21 +51,12 @@ struct ExplicitType {
   }
 };
 
-// The families, one enumerator each (values are stored in plan hashes: append only); each has
-// its entry, with its name, in the registry of src/model/families.cpp (family_registry.hpp).
+// The families, one enumerator each, in the order of their entries in the registry
+// (families.def, whose first arguments they are; values are stored in plan hashes).
 enum class FamilyKind {
-  independent,  // p_{n} = 1/N, no replication
-  complete,     // all d-subsets, uniform
-  ring,         // edges {i, i+1 mod N}, uniform (N >= 3)
-  hetero_ring,  // paper eq. (35): N even, edge i has 2 eps / N (i even, 1-based) or 2 (1-eps) / N
-  path,         // edges {i, i+1}, i < N, uniform
-  star,         // edges {1, i}, uniform
-  tree_singletons,  // section 6: singletons (1-eps)/N and tree edges eps/(N-1)
-  singletons_full,  // section 6: singletons (N-1-eps)/(N(N-1)) and the full set eps/(N-1)
-  random_regular,   // uniform edges of a random `degree`-regular graph (graph_seed)
-  erdos_renyi,      // uniform edges of G(N, edge_prob) (graph_seed); needs at least one edge
-  torus,            // rows x cols grid with wrap-around, uniform edges
-  explicit_types,   // the user's own types (YAML name: explicit)
+#define QSWEEP_FAMILY(kind, ...) kind,
+#include "qsweep/model/families.def"
+#undef QSWEEP_FAMILY
 };
 
 }  // namespace qsweep::model

@@ -8,16 +8,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "command.hpp"
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/store/activity.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
 #include "qsweep/sweep/task.hpp"
@@ -40,9 +43,10 @@ struct StatusReport {
   std::vector<std::pair<std::string, store::StatusCounts>> by_method;
   store::StatusCounts all;
   std::vector<store::TaskProblem> failed, unstable, warnings;
-  std::uint64_t warned = 0;         // tasks with a warning, all of them
-  std::string writer;               // holder of the writer lock, "" if none
-  int exit_status = exit_code::ok;  // what `status` exits with
+  std::uint64_t warned = 0;                 // tasks with a warning, all of them
+  std::string writer;                       // holder of the writer lock, "" if none
+  std::optional<store::Activity> activity;  // what the writer's ranks do, while it holds the lock
+  int exit_status = exit_code::ok;          // what `status` exits with
 };
 
 StatusReport read_report(const store::ResultsReader& reader, std::size_t limit) {
@@ -59,6 +63,8 @@ StatusReport read_report(const store::ResultsReader& reader, std::size_t limit) 
   if (report.all.unstable > 0) report.unstable = reader.problems(TaskStatus::unstable, limit);
   report.warnings = reader.warnings(limit, report.warned);
   report.writer = store::WriterLock::holder(reader.path());
+  // Only while the lock is held: a killed run leaves its last activity file behind.
+  if (!report.writer.empty()) report.activity = store::read_activity(reader.path());
   if (report.all.pending > 0)
     report.exit_status = exit_code::incomplete;
   else if (report.all.failed > 0)
@@ -89,6 +95,31 @@ nlohmann::ordered_json problems_json(const std::vector<store::TaskProblem>& prob
   return list;
 }
 
+// UTC "2026-12-02T14:03:05Z" of Unix seconds.
+std::string iso_time(double unix_seconds) {
+  const auto seconds = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+nlohmann::ordered_json activity_json(const std::optional<store::Activity>& activity, double now) {
+  if (!activity) return nullptr;
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (const store::RankActivity& rank : activity->ranks) {
+    ranks.push_back({{"rank", rank.rank},
+                     {"tasks", rank.tasks},
+                     {"since", rank.tasks.empty() ? nlohmann::ordered_json()
+                                                  : nlohmann::ordered_json(iso_time(rank.since))},
+                     {"last_heard", iso_time(rank.heard)},
+                     {"seconds_since_heard", std::max(0.0, now - rank.heard)}});
+  }
+  return {{"written", iso_time(activity->written)},
+          {"seconds_since_written", std::max(0.0, now - activity->written)},
+          {"ranks", ranks}};
+}
+
 // `status --json`: one object, documented in docs/running.md ("status --json") and described
 // by docs/status.schema.json; tests/integration/status_json.sh validates it against the schema.
 void print_json(const store::ResultsReader& reader, const StatusReport& report) {
@@ -109,6 +140,7 @@ void print_json(const store::ResultsReader& reader, const StatusReport& report) 
                     {"command", reader.attribute("command_line")}};
   out["writer"] =
       report.writer.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(report.writer);
+  out["activity"] = activity_json(report.activity, store::unix_seconds());
   nlohmann::ordered_json counts = nlohmann::ordered_json::object();
   for (const auto& [method, method_counts] : report.by_method)
     counts[method] = counts_json(method_counts);
@@ -120,6 +152,32 @@ void print_json(const store::ResultsReader& reader, const StatusReport& report) 
   out["warned_tasks"] = report.warned;
   out["exit_code"] = report.exit_status;
   std::puts(out.dump(2).c_str());
+}
+
+// The running tasks of each rank and when it was last heard from ("running:" lines).
+void print_activity(const store::Activity& activity) {
+  const double now = store::unix_seconds();
+  std::size_t running = 0, busy = 0;
+  for (const store::RankActivity& rank : activity.ranks) {
+    running += rank.tasks.size();
+    busy += rank.tasks.empty() ? 0 : 1;
+  }
+  fmt::print("running:  {} tasks on {} of {} ranks (as of {:.0f} s ago)\n", running, busy,
+             activity.ranks.size(), std::max(0.0, now - activity.written));
+  for (const store::RankActivity& rank : activity.ranks) {
+    std::string tasks = "idle";
+    if (!rank.tasks.empty()) {
+      constexpr std::size_t kShown = 8;
+      tasks = rank.tasks.size() == 1 ? "task " : "tasks ";
+      for (std::size_t i = 0; i < std::min(kShown, rank.tasks.size()); ++i)
+        tasks += (i > 0 ? ", " : "") + std::to_string(rank.tasks[i]);
+      if (rank.tasks.size() > kShown)
+        tasks += fmt::format(" (+{} more)", rank.tasks.size() - kShown);
+      tasks += fmt::format(" for {:.0f} s", std::max(0.0, now - rank.since));
+    }
+    fmt::print("  rank {}: {}; last heard {:.0f} s ago\n", rank.rank, tasks,
+               std::max(0.0, now - rank.heard));
+  }
 }
 
 void print_problems(TaskStatus status, const std::vector<store::TaskProblem>& problems,
@@ -155,6 +213,7 @@ int status_command(const StatusArgs& args) {
              reader.attribute("mpi_ranks"));
   fmt::print("command:  {}\n", reader.attribute("command_line"));
   if (!report.writer.empty()) fmt::print("writing:  {}\n", report.writer);
+  if (report.activity) print_activity(*report.activity);
   fmt::print("\n");
 
   fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "method", "tasks", "done", "failed",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -30,6 +31,12 @@ std::string format_progress(const ProgressCounts& counts, double tasks_per_secon
   if (counts.unstable > 0) text += fmt::format(", {} unstable", counts.unstable);
   text += fmt::format(", {:.3g} tasks/s, ETA {}", tasks_per_second, format_duration(eta_seconds));
   return text;
+}
+
+double running_credit(double cost, double seconds_running, double seconds_per_cost) {
+  const double expected = cost * seconds_per_cost;
+  if (!(cost > 0.0) || !(expected > 0.0) || !(seconds_running > 0.0)) return 0.0;
+  return cost * std::min(kRunningCreditCap, seconds_running / expected);
 }
 
 bool progress_in_place(bool stderr_is_terminal, const Environment& env) {

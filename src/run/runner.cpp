@@ -25,6 +25,7 @@
 #include "qsweep/run/plan_results.hpp"
 #include "qsweep/run/scheduler.hpp"
 #include "qsweep/run/signals.hpp"
+#include "qsweep/store/activity.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/results_reader.hpp"
@@ -54,8 +55,19 @@ constexpr double kReleaseAfterBytes = 64.0 * (1 << 20);
 // --- protocol ---------------------------------------------------------------------------------
 // rank 0 -> worker: kWork (Batch with seq), kStop (StopMode as int), kFinish (last message).
 // worker -> rank 0: kReport (one per batch received, in any order), kStopRequest (the worker
-// got a signal itself).
-enum Tag : int { kWork = 1, kStop = 2, kFinish = 3, kReport = 4, kStopRequest = 5 };
+// got a signal itself), kHeartbeat (every kHeartbeatSeconds, for `qsweep status`), kFinished
+// (the answer to kFinish, its last message: rank 0 reads everything before it, so no message
+// is left unreceived).
+enum Tag : int {
+  kWork = 1,
+  kStop = 2,
+  kFinish = 3,
+  kReport = 4,
+  kStopRequest = 5,
+  kHeartbeat = 6,
+  kFinished = 7
+};
+constexpr double kHeartbeatSeconds = 5.0;
 
 struct WorkOrder {
   std::uint64_t seq = 0;
@@ -225,8 +237,8 @@ class Workbench {
         case TaskStatus::failed:
           ++report.failed;
           if (report.failures.size() < kFailuresPerReport) {
-            report.failures.emplace_back(task.id,
-                                         store::fit_text(task.outcome.error, sweep::kErrorWidth));
+            report.failures.emplace_back(
+                task.id, store::fit_text(task.outcome.error, sweep::kErrorWidth - 1));
           }
           break;
         case TaskStatus::pending:
@@ -266,10 +278,12 @@ struct StartState {
 
 class Coordinator {
  public:
-  Coordinator(const Comm& comm, const sweep::Plan& plan, const RunOptions& options,
-              StartState start, Workbench* local, const SignalWatch& signals, NodeMap nodes)
+  Coordinator(const Comm& comm, const sweep::Plan& plan, const std::string& path,
+              const RunOptions& options, StartState start, Workbench* local,
+              const SignalWatch& signals, NodeMap nodes)
       : comm_(comm),
         plan_(plan),
+        path_(path),
         options_(options),
         signals_(signals),
         local_(local),
@@ -282,9 +296,13 @@ class Coordinator {
         progress_(stderr, options.progress_in_place,
                   options.progress_in_place ? kTerminalRefreshSeconds : options.progress_seconds,
                   cost_todo_, Progress::Clock::now(), options.progress_early_lines) {
-    if (local_ != nullptr) slots_.push_back(Slot{0, {}});
-    for (int rank = 1; rank < comm.size(); ++rank) slots_.push_back(Slot{rank, {}});
+    const double now = store::unix_seconds();
+    if (local_ != nullptr) slots_.push_back(Slot{0, {}, now, 0.0});
+    for (int rank = 1; rank < comm.size(); ++rank) slots_.push_back(Slot{rank, {}, now, 0.0});
   }
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+  ~Coordinator() { store::remove_activity(path_); }
 
   // Runs until every task is finished or a stop is complete; returns the exit code.
   int run() {
@@ -307,8 +325,10 @@ class Coordinator {
       if (all_answered() && (mode_ != StopMode::none || scheduler_.empty())) break;
       outbox_.poll();
       if (options_.progress_seconds >= 0) {
-        progress_.update(counts_, finished_this_run_, cost_done_, Progress::Clock::now());
+        progress_.update(counts_, finished_this_run_, cost_done_ + running_credit_now(),
+                         Progress::Clock::now());
       }
+      write_activity(event);
       const microseconds wait = pause.next(event);
       if (local_ != nullptr) {
         local_->wait(wait);
@@ -319,15 +339,34 @@ class Coordinator {
     for (const Slot& slot : slots_) {
       if (slot.rank != 0) outbox_.send(slot.rank, kFinish, 0);
     }
+    for (int left = comm_.size() - 1; left > 0;) {
+      const std::optional<Envelope> envelope = comm_.iprobe();
+      if (!envelope) {
+        std::this_thread::sleep_for(pause.next(false));
+        continue;
+      }
+      if (envelope->tag == kReport)
+        throw std::logic_error("a report after the end from rank " +
+                               std::to_string(envelope->source));
+      comm_.recv<int>(*envelope);  // kFinished, or a heartbeat or stop request before it
+      if (envelope->tag == kFinished) --left;
+    }
     outbox_.wait_all();
     work_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return finish();
   }
 
  private:
+  struct HandedOut {
+    std::uint64_t seq;
+    double cost;  // estimated
+    std::vector<std::uint64_t> ids;
+  };
   struct Slot {
     int rank;
-    std::vector<std::pair<std::uint64_t, double>> outstanding;  // (seq, estimated cost)
+    std::vector<HandedOut> outstanding;  // in the order the rank runs them
+    double heard;                        // last message from the rank (Unix seconds)
+    double since;                        // when the first outstanding batch started (about)
   };
 
   Slot& slot_of(int rank) {
@@ -342,11 +381,54 @@ class Coordinator {
                        [](const Slot& slot) { return slot.outstanding.empty(); });
   }
 
+  // The cost of the running batches to count as done for the ETA (progress.hpp).
+  double running_credit_now() const {
+    if (!sizer_.calibrated()) return 0.0;
+    const double now = store::unix_seconds();
+    double credit = 0.0;
+    for (const Slot& slot : slots_) {
+      if (slot.outstanding.empty()) continue;
+      credit += running_credit(slot.outstanding.front().cost, now - slot.since,
+                               sizer_.seconds_per_cost());
+    }
+    return credit;
+  }
+
+  // "<results>.activity" for `qsweep status`: when something changed (at most once a second)
+  // and at least every kActivityRefreshSeconds.
+  void write_activity(bool changed) {
+    const double now = store::unix_seconds();
+    const double age = now - activity_written_;
+    if (age < (changed || activity_stale_ ? 1.0 : store::kActivityRefreshSeconds)) {
+      activity_stale_ = activity_stale_ || changed;
+      return;
+    }
+    store::Activity activity;
+    activity.written = now;
+    for (Slot& slot : slots_) {
+      if (slot.rank == 0) slot.heard = now;
+      store::RankActivity& rank = activity.ranks.emplace_back();
+      rank.rank = slot.rank;
+      rank.heard = slot.heard;
+      if (!slot.outstanding.empty()) {
+        rank.since = slot.since;
+        rank.tasks = slot.outstanding.front().ids;
+      }
+    }
+    store::write_activity(path_, activity);
+    activity_written_ = now;
+    activity_stale_ = false;
+  }
+
   void receive(const Envelope& envelope) {
     const int source = envelope.source;
+    slot_of(source).heard = store::unix_seconds();
     switch (envelope.tag) {
       case kReport:
         on_report(slot_of(source), comm_.recv<Report>(envelope));
+        break;
+      case kHeartbeat:
+        comm_.recv<int>(envelope);
         break;
       case kStopRequest:
         request_stop(static_cast<StopMode>(comm_.recv<int>(envelope)));
@@ -373,7 +455,8 @@ class Coordinator {
           break;
         }
         WorkOrder order{next_seq_++, std::move(batch)};
-        slot.outstanding.emplace_back(order.seq, scheduler_.cost_of(order.batch));
+        if (slot.outstanding.empty()) slot.since = store::unix_seconds();
+        slot.outstanding.push_back({order.seq, scheduler_.cost_of(order.batch), order.batch.ids});
         ledger_.hand_out(slot.rank, order.seq, scheduler_.memory_of(order.batch));
         if (slot.rank == 0) {
           local_->add(std::move(order));
@@ -389,11 +472,12 @@ class Coordinator {
 
   void on_report(Slot& slot, const Report& report) {
     const auto it = std::find_if(slot.outstanding.begin(), slot.outstanding.end(),
-                                 [&](const auto& entry) { return entry.first == report.seq; });
+                                 [&](const auto& entry) { return entry.seq == report.seq; });
     if (it == slot.outstanding.end()) {
       throw std::logic_error("report for an unknown batch from rank " + std::to_string(slot.rank));
     }
-    const double cost = it->second;
+    const double cost = it->cost;
+    if (it == slot.outstanding.begin()) slot.since = store::unix_seconds();  // the next starts
     slot.outstanding.erase(it);
     ledger_.returned(slot.rank, report.seq);
     if (report.resident_bytes > 0.0) ledger_.set_baseline(slot.rank, report.resident_bytes);
@@ -479,6 +563,7 @@ class Coordinator {
  private:
   const Comm& comm_;
   const sweep::Plan& plan_;
+  const std::string& path_;
   const RunOptions& options_;
   const SignalWatch& signals_;
   Workbench* local_;
@@ -495,6 +580,8 @@ class Coordinator {
   std::uint64_t next_seq_ = 0;
   StopMode mode_ = StopMode::none;
   std::vector<Slot> slots_;
+  double activity_written_ = 0.0;
+  bool activity_stale_ = false;  // changed since it was written
   Outbox outbox_;
   Progress progress_;
 };
@@ -510,8 +597,14 @@ void work(const Comm& comm, Workbench& bench, const SignalWatch& signals) {
     for (const Report& report : bench.stop(mode)) outbox.send(0, kReport, report);
   };
   Pause pause;
+  auto last_heartbeat = std::chrono::steady_clock::now();
   for (bool finished = false; !finished;) {
     bool event = false;
+    if (const auto now = std::chrono::steady_clock::now();
+        now - last_heartbeat >= std::chrono::duration<double>(kHeartbeatSeconds)) {
+      outbox.send(0, kHeartbeat, 0);
+      last_heartbeat = now;
+    }
     while (const std::optional<Envelope> envelope = comm.iprobe(0)) {
       event = true;
       switch (envelope->tag) {
@@ -529,6 +622,7 @@ void work(const Comm& comm, Workbench& bench, const SignalWatch& signals) {
           break;
         case kFinish:
           comm.recv<int>(*envelope);
+          outbox.send(0, kFinished, 0);
           finished = true;
           break;
         default:
@@ -769,8 +863,8 @@ RunResult run_file(const Comm& comm, const sweep::Plan& plan, const store::Layou
   if (computes) bench.emplace(plan, file, run_task, comm.rank());
   try {
     if (comm.rank() == 0) {
-      Coordinator coordinator(comm, plan, options, std::move(start), bench ? &*bench : nullptr,
-                              signals, std::move(nodes));
+      Coordinator coordinator(comm, plan, path, options, std::move(start),
+                              bench ? &*bench : nullptr, signals, std::move(nodes));
       result.exit_code = coordinator.run();
       result.counts = coordinator.counts();
       result.work_seconds = coordinator.work_seconds();

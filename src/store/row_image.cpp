@@ -41,11 +41,13 @@ void append_value(std::vector<unsigned char>& bytes, T value) {
   std::memcpy(bytes.data() + at, &value, sizeof(T));
 }
 
-// Fixed-length UTF-8 text, NUL padded (h5py reads it as numpy bytes, 'S<width>').
+// Fixed-length UTF-8 text, NUL terminated (at most width - 1 bytes of text, then NULs), so that
+// h5dump and netCDF readers show the text without its padding (h5py reads numpy bytes,
+// 'S<width>'; .asstr() gives str). Files before this were NUL padded, which reads the same.
 H5Id text_type(std::size_t width) {
   H5Id type(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy", "text type");
   check(H5Tset_size(type.get(), width), "H5Tset_size", "text type");
-  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad", "text type");
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), "H5Tset_strpad", "text type");
   check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset", "text type");
   return type;
 }
@@ -224,7 +226,7 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
           append_value(image.bytes, narrow<std::int8_t>(cell_as<std::int64_t>(cell, spec), spec));
           break;
         case ColumnType::str: {
-          const std::string fitted = fit_text(cell_as<std::string>(cell, spec), column.width);
+          const std::string fitted = fit_text(cell_as<std::string>(cell, spec), column.width - 1);
           const std::size_t at = image.bytes.size();
           image.bytes.resize(at + column.width, 0);
           std::memcpy(image.bytes.data() + at, fitted.data(), fitted.size());

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every group of a results file opens with xarray (Debian's python3-xarray and python3-h5netcdf)
 # and holds exactly what h5py reads; the loader's Table.to_xarray() agrees, in schema order.
+# Text reads back clean (h5dump shows no NUL padding), and the loader installs from
+# python/pyproject.toml into a venv on Debian's python without PyPI and works from elsewhere.
 # Usage: run_xarray.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 cat >xarray.yaml <<'YAML'
@@ -70,4 +72,26 @@ with h5py.File(path, "r") as f:
             assert np.array_equal(x[name].values, table[name],
                                   equal_nan=table[name].dtype.kind == "f"), (group, name)
 PY
-echo "PASS: every group opens with xarray and equals h5py; the loader is in schema order"
+# Text columns are NUL terminated: h5dump shows the text alone.
+h5dump -d /exact/family xarray.h5 >family.txt
+grep -q '"ring"' family.txt || { cat family.txt; fail "h5dump does not show /exact/family as \"ring\""; }
+if grep -q '\\000' family.txt; then cat family.txt; fail "h5dump shows NUL padding in /exact/family"; fi
+
+# The package installs into a venv that sees Debian's h5py/numpy (a copy: pip builds in the tree).
+cp -r "$SOURCE_DIR/python" package
+"$PYTHON" -m venv --system-site-packages venv
+venv/bin/pip install --quiet --no-build-isolation --no-index ./package >pip.log 2>&1 ||
+  { cat pip.log; fail "pip could not install python/ into a venv"; }
+rm -rf package
+mkdir elsewhere
+(cd elsewhere && ../venv/bin/python - ../xarray.h5) <<'PY'
+import sys, os
+import qsweep_results
+from qsweep_results import load_group
+assert "site-packages" in qsweep_results.__file__, qsweep_results.__file__
+table = load_group(sys.argv[1], "exact")
+assert table.rows == 8 and sorted(set(table["family"])) == ["complete", "ring"], table["family"]
+print("installed package:", os.path.dirname(qsweep_results.__file__))
+PY
+echo "PASS: every group opens with xarray and equals h5py; the loader is in schema order;" \
+  "text is clean; the package installs"

@@ -2,7 +2,9 @@
 
 Usage: /usr/bin/python3 status_json_check.py SCHEMA.json OUTPUT.json EXIT KEY=VALUE...
 Validates OUTPUT against the JSON Schema (Debian's python3-jsonschema), then the facts: writer
-(held | none), and the counts of `all` (tasks, done, unstable, pending) and warned tasks.
+(held | none), activity (none | the number of ranks it lists, each heard from), running (a task
+id some rank is running), and the counts of `all` (tasks, done, unstable, pending) and warned
+tasks.
 """
 import json
 import sys
@@ -28,6 +30,18 @@ def main():
             held = status["writer"] is not None
             if held != (value == "held"):
                 problems.append(f"writer {status['writer']!r}, expected {value}")
+        elif key == "activity":
+            activity = status["activity"]
+            if value == "none":
+                if activity is not None:
+                    problems.append(f"activity {activity!r}, expected none")
+            elif activity is None or sorted(r["rank"] for r in activity["ranks"]) != list(
+                    range(int(value))):
+                problems.append(f"activity {activity!r}, expected ranks 0..{int(value) - 1}")
+        elif key == "running":
+            ranks = (status["activity"] or {}).get("ranks", [])
+            if not any(int(value) in r["tasks"] and r["since"] for r in ranks):
+                problems.append(f"no rank runs task {value}: {ranks!r}")
         elif key == "warned":
             if status["warned_tasks"] != int(value) or len(status["warnings"]) != int(value):
                 problems.append(f"warned_tasks {status['warned_tasks']}, expected {value}")

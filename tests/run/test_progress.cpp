@@ -71,6 +71,34 @@ TEST(Progress, PlainLinesOnlyAfterTheInterval) {
             "qsweep: 10/10 tasks (100.0%), 0 failed, 0.161 tasks/s, ETA 0s\n");
 }
 
+TEST(RunningCredit, FractionOfTheExpectedTimeUpToTheCap) {
+  EXPECT_DOUBLE_EQ(running_credit(50.0, 10.0, 1.0), 10.0);   // 10 s of an expected 50 s
+  EXPECT_DOUBLE_EQ(running_credit(50.0, 25.0, 2.0), 12.5);   // 25 of 100 s
+  EXPECT_DOUBLE_EQ(running_credit(50.0, 500.0, 1.0), 45.0);  // overdue: the cap
+  EXPECT_EQ(running_credit(0.0, 10.0, 1.0), 0.0);
+  EXPECT_EQ(running_credit(50.0, -1.0, 1.0), 0.0);  // clocks: never negative
+}
+
+// The case: one big task runs after the small ones. Without credit the ETA grows with
+// the elapsed time until the task ends (34 s -> 57 s -> 31 s was seen); with it, it falls.
+TEST(RunningCredit, KeepsTheEtaFallingDuringABigTask) {
+  // Cost 100 to do: 50 done in the first 50 s (1 s per unit), then one task of cost 50.
+  const double cost_todo = 100.0, done = 50.0, spc = 1.0;
+  auto eta = [&](double elapsed, double credit) {
+    const double counted = done + credit;
+    return elapsed * (cost_todo - counted) / counted;
+  };
+  double previous = eta(50.0, 0.0);  // 50 s: the truth when the big task starts
+  EXPECT_DOUBLE_EQ(previous, 50.0);
+  for (double running = 5.0; running <= 40.0; running += 5.0) {
+    const double now = eta(50.0 + running, running_credit(50.0, running, spc));
+    EXPECT_LT(now, previous) << "after " << running << " s of the big task";
+    EXPECT_NEAR(now, 50.0 - running, 1e-9);     // exactly the time left when it is on estimate
+    EXPECT_GT(eta(50.0 + running, 0.0), 50.0);  // what the ETA without credit says
+    previous = now;
+  }
+}
+
 TEST(Progress, TerminalRedrawsOneLine) {
   Capture out;
   const auto start = Progress::Clock::now();

@@ -343,7 +343,8 @@ TEST_F(ResultsFileTest, LongErrorMessagesAreCutToTheColumn) {
   const ResultsReader reader(path_);
   const std::vector<TaskProblem> problems = reader.problems(TaskStatus::failed, 10);
   ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].error, std::string(kErrorWidth - 3, 'x') + "...");
+  // At most kErrorWidth - 1 bytes of text: the field is NUL terminated.
+  EXPECT_EQ(problems[0].error, std::string(kErrorWidth - 1 - 3, 'x') + "...");
 }
 
 TEST_F(ResultsFileTest, CreateReplacesAnExistingFileOnlyWhenComplete) {

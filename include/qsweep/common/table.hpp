@@ -14,7 +14,7 @@ namespace qsweep {
 enum class ColumnType {
   f64,         // one double per row (NaN where not applicable)
   i64,         // one int64 per row (-1 where not applicable)
-  str,         // fixed-width text, at most ColumnSpec::width bytes (NUL padded)
+  str,         // fixed-width text: at most ColumnSpec::width - 1 bytes, NUL terminated
   f64_vector,  // [rows, width] doubles, width = max over the group's tasks, NaN padding
   f64_ragged,  // variable length per row: flat dataset + <name>_offset / <name>_count columns
   i64_ragged,  // as f64_ragged with int64 values (server sets as bitmasks, counts)

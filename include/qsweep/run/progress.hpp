@@ -36,6 +36,13 @@ bool progress_in_place(bool stderr_is_terminal, const Environment& env);
 // run, or the start of a long one under mpirun or in a log, shows its rate and ETA soon.
 inline constexpr double kEarlyLineSeconds[] = {2.0, 5.0, 10.0, 20.0};
 
+// The part of a running batch's estimated cost to count as done for the ETA: its cost times the
+// fraction of its expected time (cost x measured seconds per cost) that has passed, at most
+// kRunningCreditCap of it. Without it the ETA grows while one big task runs and drops when it
+// ends; with it the ETA falls steadily while the task takes about as long as expected.
+inline constexpr double kRunningCreditCap = 0.9;
+double running_credit(double cost, double seconds_running, double seconds_per_cost);
+
 class Progress {
  public:
   using Clock = std::chrono::steady_clock;

@@ -80,6 +80,7 @@ class BatchSizer {
   std::size_t max_tasks() const { return max_tasks_; }
   // Measured seconds per unit of estimated cost (1 until something was measured).
   double seconds_per_cost() const;
+  bool calibrated() const { return observed_cost_ > 0.0 && observed_seconds_ > 0.0; }
 
  private:
   double target_seconds_;

@@ -25,7 +25,8 @@ struct Stats {
 };
 
 // exact::detail::general_engine on the ranks of `comm` (collective: every rank calls it with the
-// same arguments). block_bits: blocks of 2^(N - block_bits) unions (-1: min(N, 8)).
+// same arguments). block_bits: blocks of 2^(N - block_bits) unions (-1: N - 18 within 8..12,
+// at most N).
 exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::JobType>& types,
                                       const std::vector<double>& speeds, double total_rate,
                                       int qmax, bool per_type, Stats* stats = nullptr,

@@ -60,8 +60,9 @@ model::System instance(int N) {
   params.N = N;
   params.degree = 3;
   params.graph_seed = 1;
-  std::vector<double> speeds;
-  for (int n = 0; n < N; ++n) speeds.push_back(0.5 + static_cast<double>(n) / (N - 1));
+  std::vector<double> speeds(static_cast<std::size_t>(N));
+  for (int n = 0; n < N; ++n)
+    speeds[static_cast<std::size_t>(n)] = 0.5 + static_cast<double>(n) / (N - 1);
   return model::System(model::Family(params), speeds, 0.7);  // mean speed 1: rho = 0.7
 }
 

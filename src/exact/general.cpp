@@ -69,14 +69,14 @@ InsideTypes::InsideTypes(const std::vector<Mask>& mask, int N)
 namespace {
 
 std::vector<Mask> type_masks(const std::vector<model::JobType>& types) {
-  std::vector<Mask> mask;
-  for (const auto& type : types) mask.push_back(static_cast<Mask>(type.servers));
+  std::vector<Mask> mask(types.size());
+  for (std::size_t t = 0; t < types.size(); ++t) mask[t] = static_cast<Mask>(types[t].servers);
   return mask;
 }
 
 std::vector<double> type_rates(const std::vector<model::JobType>& types, double total_rate) {
-  std::vector<double> rate;
-  for (const auto& type : types) rate.push_back(total_rate * type.p);
+  std::vector<double> rate(types.size());
+  for (std::size_t t = 0; t < types.size(); ++t) rate[t] = total_rate * types[t].p;
   return rate;
 }
 
@@ -206,8 +206,8 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
     for (std::size_t t = 0; t < type_part.size(); ++t) type_sum[t].add(type_part[t]);
   }
 
-  std::vector<double> type_sums;
-  for (const auto& sum : type_sum) type_sums.push_back(sum.value());
+  std::vector<double> type_sums(type_sum.size());
+  for (std::size_t t = 0; t < type_sum.size(); ++t) type_sums[t] = type_sum[t].value();
   finish_means(lat, f.value(), f1.value(), f2.value(), type_sums, out);
 }
 

@@ -25,8 +25,10 @@ struct Stats {
 };
 
 // exact::detail::general_engine on the ranks of `comm` (collective: every rank calls it with the
-// same arguments). block_bits: blocks of 2^(N - block_bits) unions (-1: N - 18 within 8..12,
-// at most N).
+// same arguments). Errors every rank meets alike (unstable in doubles, 1/C out of range) are
+// reported alike on every rank; one that a single rank meets (std::bad_alloc) leaves the others
+// waiting, so the caller ends the job (run::MpiSession aborts on an escaping exception).
+// block_bits: blocks of 2^(N - block_bits) unions (-1: N - 18 within 8..12, at most N).
 exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::JobType>& types,
                                       const std::vector<double>& speeds, double total_rate,
                                       int qmax, bool per_type, Stats* stats = nullptr,

@@ -193,5 +193,28 @@ TEST(Distributed, AnyBlockSize) {
   }
 }
 
+// An overloaded input (the stability check bypassed): every rank stops and names a union B with
+// mu(B) <= lam(B), checked here from the speeds and the types inside B.
+TEST(Distributed, OverloadStopsEveryRank) {
+  const model::System system = instance(3);  // N = 18
+  const auto types = system.family.enumerate();
+  const double total_rate = 5.0 * system.total_arrival_rate();
+  const auto single = exact::detail::general_engine(types, system.speeds, total_rate, 4, true);
+  const auto distributed =
+      general_engine(MPI_COMM_WORLD, types, system.speeds, total_rate, 4, true);
+  ASSERT_FALSE(single.violating_set.empty());
+  ASSERT_FALSE(distributed.violating_set.empty());
+  model::ServerMask set = 0;
+  double mu = 0.0, lam = 0.0;
+  for (int n : distributed.violating_set) {
+    set |= model::ServerMask{1} << n;
+    mu += system.speeds[static_cast<std::size_t>(n)];
+  }
+  for (const auto& type : types)
+    if ((type.servers & ~set) == 0) lam += total_rate * type.p;
+  EXPECT_LE(mu - lam, 1e-12 * (mu + lam));
+  EXPECT_LE(distributed.slack, 0.0);
+}
+
 }  // namespace
 }  // namespace qsweep::exact_mpi

@@ -48,8 +48,8 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
-#include "speed_sums.hpp"
-#include "summation.hpp"
+#include "qsweep/exact/speed_sums.hpp"
+#include "qsweep/exact/summation.hpp"
 
 namespace qsweep::exact::detail {
 namespace {

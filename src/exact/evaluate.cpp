@@ -189,6 +189,11 @@ Validation validate(const model::System& system, const Options& options) {
 }
 
 Result evaluate(const model::System& system, const Options& options) {
+  return detail::evaluate_with(system, options, detail::general_engine);
+}
+
+Result detail::evaluate_with(const model::System& system, const Options& options,
+                             const GeneralEngine& general) {
   const Validation validation = validate(system, options);
   if (!validation.ok())
     throw InputError(
@@ -222,8 +227,7 @@ Result evaluate(const model::System& system, const Options& options) {
                                        options.qmax, options.per_type);
   } else {
     types = system.family.enumerate();
-    m = detail::general_engine(types, system.speeds, system.total_arrival_rate(), options.qmax,
-                               options.per_type);
+    m = general(types, system.speeds, system.total_arrival_rate(), options.qmax, options.per_type);
   }
   if (!m.violating_set.empty())  // stable (decided exactly above), but not in doubles
     throw Error(fmt::format(

@@ -36,80 +36,60 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
+#include "qsweep/exact/general_lattice.hpp"
 #include "qsweep/exact/lattice_array.hpp"  // ZeroedMemory
-#include "speed_sums.hpp"
-#include "summation.hpp"
+#include "qsweep/exact/summation.hpp"
 
 namespace qsweep::exact::detail {
+
+InsideTypes::InsideTypes(const std::vector<Mask>& mask, int N)
+    : types_(mask.size()),
+      words_((mask.size() + 63) / 64),
+      low_bits_(N / 2),
+      low_size_(std::size_t{1} << (N / 2)),
+      high_size_(std::size_t{1} << (N - N / 2)) {
+  if (types_ > kMaxTableTypes) return;
+  low_.assign(words_ * low_size_, 0);
+  high_.assign(words_ * high_size_, 0);
+  for (std::size_t w = 0; w < words_; ++w) {
+    auto holders = [&](int server) {  // the types of word w that hold `server`
+      std::uint64_t bits = 0;
+      for (std::size_t t = 64 * w; t < std::min(types_, 64 * w + 64); ++t)
+        if ((mask[t] >> server) & 1U) bits |= std::uint64_t{1} << (t - 64 * w);
+      return bits;
+    };
+    for (std::size_t s = 1; s < low_size_; ++s)
+      low_[w * low_size_ + s] = low_[w * low_size_ + (s & (s - 1))] | holders(std::countr_zero(s));
+    for (std::size_t s = 1; s < high_size_; ++s)
+      high_[w * high_size_ + s] =
+          high_[w * high_size_ + (s & (s - 1))] | holders(low_bits_ + std::countr_zero(s));
+  }
+}
+
 namespace {
 
-using Mask = std::uint32_t;
+std::vector<Mask> type_masks(const std::vector<model::JobType>& types) {
+  std::vector<Mask> mask(types.size());
+  for (std::size_t t = 0; t < types.size(); ++t) mask[t] = static_cast<Mask>(types[t].servers);
+  return mask;
+}
 
-// Block length for the two-level sums over all masks (plain partial sums inside a block,
-// compensated sums across blocks).
-constexpr std::uint64_t kBlock = 4096;
-// Tile length of the distribution pass.
-constexpr std::uint64_t kTile = 16384;
+std::vector<double> type_rates(const std::vector<model::JobType>& types, double total_rate) {
+  std::vector<double> rate(types.size());
+  for (std::size_t t = 0; t < types.size(); ++t) rate[t] = total_rate * types[t].p;
+  return rate;
+}
 
-// Which types lie inside a server set B, 64 types to a word: a type is not inside B iff it holds
-// a server outside B, so the outside types are the union, over the servers not in B, of the types
-// that hold them, read from two half tables as in SpeedSums (the servers 0..N/2-1 and the rest).
-// Built for at most kMaxTableTypes types (the tables take 8 (2^(N/2) + 2^(N - N/2)) bytes per
-// word: 512 KiB per word at N = 30); beyond, the types are compared one by one.
-constexpr std::size_t kMaxTableTypes = 256;
+}  // namespace
 
-class InsideTypes {
- public:
-  InsideTypes(const std::vector<Mask>& mask, int N)
-      : types_(mask.size()),
-        words_((mask.size() + 63) / 64),
-        low_bits_(N / 2),
-        low_size_(std::size_t{1} << (N / 2)),
-        high_size_(std::size_t{1} << (N - N / 2)) {
-    if (types_ > kMaxTableTypes) return;
-    low_.assign(words_ * low_size_, 0);
-    high_.assign(words_ * high_size_, 0);
-    for (std::size_t w = 0; w < words_; ++w) {
-      auto holders = [&](int server) {  // the types of word w that hold `server`
-        std::uint64_t bits = 0;
-        for (std::size_t t = 64 * w; t < std::min(types_, 64 * w + 64); ++t)
-          if ((mask[t] >> server) & 1U) bits |= std::uint64_t{1} << (t - 64 * w);
-        return bits;
-      };
-      for (std::size_t s = 1; s < low_size_; ++s)
-        low_[w * low_size_ + s] =
-            low_[w * low_size_ + (s & (s - 1))] | holders(std::countr_zero(s));
-      for (std::size_t s = 1; s < high_size_; ++s)
-        high_[w * high_size_ + s] =
-            high_[w * high_size_ + (s & (s - 1))] | holders(low_bits_ + std::countr_zero(s));
-    }
-  }
-  bool tabled() const { return !low_.empty(); }
-  std::size_t words() const { return words_; }
-  // The types 64 w .. 64 w + 63 inside B as bits (requires tabled()).
-  std::uint64_t inside(Mask B, std::size_t w) const {
-    const std::uint64_t valid =
-        types_ - 64 * w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (types_ - 64 * w)) - 1;
-    const std::size_t out_low = ~B & (low_size_ - 1);
-    const std::size_t out_high = (~B >> low_bits_) & (high_size_ - 1);
-    return ~(low_[w * low_size_ + out_low] | high_[w * high_size_ + out_high]) & valid;
-  }
-
- private:
-  std::size_t types_, words_;
-  int low_bits_;
-  std::size_t low_size_, high_size_;
-  std::vector<std::uint64_t> low_, high_;
-};
-
-struct Lattice {
-  int N = 0;
-  std::uint64_t size = 0;  // 2^N
-  std::vector<Mask> mask;  // per type
-  std::vector<double> rate;
-  SpeedSums mu;
-  InsideTypes inside;
-};
+Lattice::Lattice(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
+                 double total_rate)
+    : N(static_cast<int>(speeds.size())),
+      size(std::uint64_t{1} << speeds.size()),
+      mask(type_masks(types)),
+      rate(type_rates(types, total_rate)),
+      mu(speeds),
+      inside(mask, N) {}
 
 std::vector<int> members(Mask set) {
   std::vector<int> out;
@@ -119,10 +99,10 @@ std::vector<int> members(Mask set) {
   return out;
 }
 
-// Arrival rate of the types inside B, summed in type order. The types inside B come as the bits
-// of a word (InsideTypes) and only they are added: the same sums as adding 0 for every other type
-// (x + 0 = x), but a dependency chain of one addition per type inside B instead of one per type
-// and no branch per type (the forward pass waits on this sum before it can push B).
+// The types inside B come as the bits of a word (InsideTypes) and only they are added: the same
+// sums as adding 0 for every other type (x + 0 = x), but a dependency chain of one addition per
+// type inside B instead of one per type and no branch per type (the forward pass waits on this
+// sum before it can push B).
 double inside_rate(const Lattice& lat, Mask B) {
   double lam = 0.0;
   const std::size_t T = lat.mask.size();
@@ -142,30 +122,42 @@ double inside_rate(const Lattice& lat, Mask B) {
   return lam;
 }
 
-// G(B) and G1(B) side by side: one cache line per scattered access instead of two (the passes
-// are bound by the latency of these accesses: 1.5x faster means at N = 24).
-// Going back, H(B) overwrites G1(B).
-struct Cell {
-  double g, g1_or_h;
-};
-static_assert(sizeof(Cell) == 2 * sizeof(double));
+void finish_means(const Lattice& lat, double f, double f1, double f2,
+                  const std::vector<double>& type_sums, Moments& out) {
+  // Plain doubles hold 1/C up to 1e308; only N >= 26 with every subsystem within 1e-12 of
+  // overload gets beyond (the symmetric engines work with logarithms instead).
+  if (!std::isfinite(f) || !std::isfinite(f2))
+    throw InputError(
+        fmt::format("exact: P(Q = 0) is below 1e-308 for this N = {} system, out of the "
+                    "general engine's double range; use a load further from overload",
+                    lat.N));
+  out.log_f = std::log(f);
+  out.EQ = f1 / f;
+  const double factorial_moment = 2.0 * f2 / f;  // E[Q(Q-1)]
+  out.VarQ = factorial_moment - out.EQ * (out.EQ - 1.0);
+  out.EQ_type.resize(type_sums.size());
+  for (std::size_t t = 0; t < type_sums.size(); ++t)
+    out.EQ_type[t] = lat.rate[t] * type_sums[t] / f;
+}
+
+namespace {
+
+// Block length for the two-level sums over all masks (plain partial sums inside a block,
+// compensated sums across blocks).
+constexpr std::uint64_t kBlock = 4096;
+// Tile length of the distribution pass.
+constexpr std::uint64_t kTile = 16384;
 
 // Forward and backward passes: C, E[Q], Var[Q], E[Q_t]. `cell` holds lat.size zeros.
 void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
   const std::size_t T = lat.mask.size();
+  const Mask* mask = lat.mask.data();
+  const double* rate = lat.rate.data();
   CompensatedSum f, f1;
 
   // Forward. cell[B] holds the pushed sums until B is reached, then G(B) and G1(B).
   // Pushes of types inside B land on B itself and are overwritten when B is finalised.
-  auto push = [&](Mask B, double g, double g1) {
-    const double both = g + g1;
-    for (std::size_t t = 0; t < T; ++t) {
-      const Mask target = B | lat.mask[t];
-      cell[target].g += lat.rate[t] * g;
-      cell[target].g1_or_h += lat.rate[t] * both;
-    }
-  };
-  push(0, 1.0, 0.0);
+  push_union(cell, 0, 0, 1.0, 0.0, mask, rate, T);
   f.add(1.0);
   out.unions = 1;
   for (std::uint64_t block = 0; block < lat.size; block += kBlock) {
@@ -174,21 +166,12 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
          b < std::min(block + kBlock, lat.size); ++b) {
       const auto B = static_cast<Mask>(b);
       if (cell[B].g == 0.0) continue;  // not a union of types
-      const double lam = inside_rate(lat, B);
-      const double mu = lat.mu(B);
-      const double d = mu - lam;
-      if (!(d > 0.0)) {
-        out.violating_set = members(B);
-        out.slack = d;
-        return;
-      }
-      if (mu + lam > out.condition * d) out.condition = (mu + lam) / d;
-      const double g = cell[B].g / d;
-      const double g1 = (lam * g + cell[B].g1_or_h) / d;
-      push(B, g, g1);
-      cell[B] = {g, g1};
-      f_part += g;
-      f1_part += g1;
+      Cell value{};
+      if (!forward_union(lat, B, cell[B], value, out)) return;
+      push_union(cell, 0, B, value.g, value.g1_or_h, mask, rate, T);
+      cell[B] = value;
+      f_part += value.g;
+      f1_part += value.g1_or_h;
       ++out.unions;
     }
     f.add(f_part);
@@ -208,22 +191,9 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
       const auto B = static_cast<Mask>(b);
       const double g = cell[B].g;
       if (g == 0.0) continue;
-      // h_next[t] = H(B | t), 0 for the types inside B. Without a branch: which types are inside
-      // changes at random from one union to the next, and mispredicted branches here cost more
-      // than the loads (cell[B] itself is read and dropped for the types inside).
-      // lam(B) alongside, also without a branch (rate_t or 0 for every type): a second chain of
-      // additions beside that of s.
       double lam = 0.0, s = 0.0;
-      for (std::size_t t = 0; t < T; ++t) {
-        const Mask target = B | lat.mask[t];
-        const std::uint64_t keep = -static_cast<std::uint64_t>(target != B);
-        h_next[t] =
-            std::bit_cast<double>(std::bit_cast<std::uint64_t>(cell[target].g1_or_h) & keep);
-        lam += std::bit_cast<double>(std::bit_cast<std::uint64_t>(lat.rate[t]) & ~keep);
-        s += lat.rate[t] * h_next[t];
-      }
-      const double h = (1.0 + s) / (lat.mu(B) - lam);
-      f2_part += cell[B].g1_or_h * (lam * h + s);
+      backward_terms(cell, 0, B, mask, rate, T, h_next.data(), lam, s);
+      const double h = backward_union(lat, B, lam, s, cell[B].g1_or_h, f2_part);
       cell[B].g1_or_h = h;
       if (per_type) {  // h_next is 0 exactly for the types inside B (H is positive elsewhere)
         for (std::size_t t = 0; t < T; ++t) type_part[t] += g * (h_next[t] == 0.0 ? h : h_next[t]);
@@ -236,22 +206,9 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
     for (std::size_t t = 0; t < type_part.size(); ++t) type_sum[t].add(type_part[t]);
   }
 
-  const double total = f.value();
-  // Plain doubles hold 1/C up to 1e308; only N >= 26 with every subsystem within 1e-12 of
-  // overload gets beyond (the symmetric engines work with logarithms instead).
-  if (!std::isfinite(total) || !std::isfinite(f2.value()))
-    throw InputError(
-        fmt::format("exact: P(Q = 0) is below 1e-308 for this N = {} system, out of the "
-                    "general engine's double range; use a load further from overload",
-                    lat.N));
-  out.log_f = std::log(total);
-  out.EQ = f1.value() / total;
-  const double factorial_moment = 2.0 * f2.value() / total;  // E[Q(Q-1)]
-  out.VarQ = factorial_moment - out.EQ * (out.EQ - 1.0);
-  if (per_type) {
-    out.EQ_type.resize(T);
-    for (std::size_t t = 0; t < T; ++t) out.EQ_type[t] = lat.rate[t] * type_sum[t].value() / total;
-  }
+  std::vector<double> type_sums(type_sum.size());
+  for (std::size_t t = 0; t < type_sum.size(); ++t) type_sums[t] = type_sum[t].value();
+  finish_means(lat, f.value(), f1.value(), f2.value(), type_sums, out);
 }
 
 // log_weight[k] = ln of the total weight of sequences of exactly k jobs, k = 0..qmax: weights
@@ -309,14 +266,7 @@ void solve_distribution(const Lattice& lat, int qmax, double* cur, double* next,
 
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type) {
-  const int N = static_cast<int>(speeds.size());
-  std::vector<Mask> mask;
-  std::vector<double> rate;
-  for (const auto& type : types) {
-    mask.push_back(static_cast<Mask>(type.servers));
-    rate.push_back(total_rate * type.p);
-  }
-  const Lattice lat{N, std::uint64_t{1} << N, mask, rate, SpeedSums(speeds), InsideTypes(mask, N)};
+  const Lattice lat(types, speeds, total_rate);
   Moments out;
   // One block of 2^(N+4) bytes for both passes: zero-filled by the kernel (in huge pages where
   // it can, include/qsweep/exact/lattice_array.hpp) for the means, then zeroed again and reused

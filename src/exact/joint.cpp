@@ -24,7 +24,7 @@
 #include <cstddef>
 
 #include "qsweep/exact/engine.hpp"
-#include "summation.hpp"
+#include "qsweep/exact/summation.hpp"
 
 namespace qsweep::exact::detail {
 namespace {

@@ -25,8 +25,8 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
+#include "qsweep/exact/summation.hpp"
 #include "qsweep/model/family_registry.hpp"
-#include "summation.hpp"
 
 namespace qsweep::exact::detail {
 namespace {

@@ -4,6 +4,7 @@
 // engines compute the sums over the product form: general and symmetric for cancel-on-completion,
 // cancel_on_start_engine for cancel-on-start.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "qsweep/exact/exact.hpp"
@@ -45,6 +46,13 @@ struct Moments {
 // total_rate = N * lambda. Requires speeds.size() <= kMaxGeneralServers.
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type);
+
+// evaluate() with `general` in place of general_engine (the distributed engine of the exact_mpi
+// layer runs it on every rank of a communicator).
+using GeneralEngine = std::function<Moments(const std::vector<model::JobType>&,
+                                            const std::vector<double>&, double, int, bool)>;
+Result evaluate_with(const model::System& system, const Options& options,
+                     const GeneralEngine& general);
 
 // Cancel-on-start redundancy (FCFS, a job that finds several idle servers of its type starts at
 // the one idle longest) from its product form (src/exact/cancel_on_start.cpp, docs/exact.md).

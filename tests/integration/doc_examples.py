@@ -2,8 +2,8 @@
 
 Usage: /usr/bin/python3 doc_examples.py SOURCE_DIR COMMAND ...
   text FILE KEY        the text of the one block of FILE that KEY names
-  commands FILE KEY    its shell commands, NUL-separated, each as EXPECTED_EXIT TAB COMMAND
-                       (continuation lines joined; blank and comment-only lines left out)
+  commands FILE KEY    its shell commands, NUL-separated, each as EXPECTED_EXIT TAB TASKS TAB
+                       COMMAND (continuation lines joined; blank and comment-only lines left out)
   audit FILE...        reads FILE TAB KEY lines (every block the test runs or lists as not run)
                        on stdin; fails naming each block of the FILEs that no key names, and each
                        key that names no block
@@ -15,7 +15,8 @@ Usage: /usr/bin/python3 doc_examples.py SOURCE_DIR COMMAND ...
 A block is a fenced block (```lang ... ```) or an indented one (4 spaces more than the list
 around it, after a blank line). KEY is the start of the block's first non-blank line (spaces
 around it stripped), or /REGEX/ searched in its whole text; it must name exactly one block.
-A command's expected exit code is 0 unless its comment says `exit N` (`... # exit 3: ...`).
+A command's expected exit code is 0 unless its comment says `exit N` (`... # exit 3: ...`);
+TASKS is N when its comment says `N tasks` (its output must say so too), else `-`.
 """
 import json
 import re
@@ -87,7 +88,7 @@ def one_block(source_dir, file, key):
 
 
 def commands(text):
-    """(expected exit code, command) for each command of a shell block."""
+    """(expected exit code, tasks claimed or "-", command) for each command of a shell block."""
     out, pending = [], ""
     for line in text.split("\n"):
         if line.rstrip().endswith("\\"):
@@ -98,7 +99,9 @@ def commands(text):
             continue
         comment = line.split("  #", 1)[1] if "  #" in line else ""
         code = re.search(r"\bexit (\d+)\b", comment)
-        out.append((int(code.group(1)) if code else 0, line.strip()))
+        tasks = re.search(r"\b(\d+) tasks\b", comment)
+        out.append((int(code.group(1)) if code else 0, tasks.group(1) if tasks else "-",
+                    line.strip()))
     return out
 
 
@@ -207,8 +210,8 @@ def main():
     if command == "text":
         sys.stdout.write(one_block(source_dir, *args)["text"])
     elif command == "commands":
-        for code, line in commands(one_block(source_dir, *args)["text"]):
-            sys.stdout.write(f"{code}\t{line}\0")
+        for code, tasks, line in commands(one_block(source_dir, *args)["text"]):
+            sys.stdout.write(f"{code}\t{tasks}\t{line}\0")
     elif command == "audit":
         return audit(source_dir, args)
     elif command == "like":

@@ -5,7 +5,8 @@
 # block that is neither (a new example) fails the test. Each document runs in a fresh scratch
 # copy of the repository (sweeps/ and python/ copied, build/qsweep a link to the binary under
 # test), its blocks in document order, so later commands use the files earlier ones made; each
-# command must exit 0, or the code its comment gives (`# exit N`). `qsweep` in a document is
+# command must exit 0, or the code its comment gives (`# exit N`), and print `N tasks` when its
+# comment says so. `qsweep` in a document is
 # build/qsweep, and `mpirun` the launcher qsweep is built with, with --oversubscribe.
 # Needs Debian's /usr/bin/python3 with h5py, numpy, matplotlib, pandas and xarray (skipped, exit
 # 77, without).
@@ -67,12 +68,16 @@ run_commands() {
   (
     doc_shell
     _n=0
-    while IFS=$'\t' read -r -d '' _code _command <&3; do
+    while IFS=$'\t' read -r -d '' _code _tasks _command <&3; do
       _n=$((_n + 1)) _rc=0 _began=$SECONDS
       eval "$_command" </dev/null >"$list.$_n.log" 2>&1 || _rc=$?
       if [ "$_rc" -ne "$_code" ]; then
         cat "$list.$_n.log"
         fail "$1 (block '$2'): exit code $_rc (expected $_code) from: $_command"
+      fi
+      if [ "$_tasks" != - ] && ! grep -qE "(^|[^0-9])$_tasks tasks" "$list.$_n.log"; then
+        cat "$list.$_n.log"
+        fail "$1 (block '$2'): the output does not say $_tasks tasks, as the comment does: $_command"
       fi
       echo "ok ($1, $((SECONDS - _began)) s): $_command"
     done 3<"$list"

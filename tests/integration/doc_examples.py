@@ -194,8 +194,8 @@ def json_keys(doc, real, where="status"):
 
 def like(line, output):
     """Whether a line of output is LINE with other numbers and durations."""
-    pattern, duration, number = "", r"(\d+[hms])+", r"\d+(\.\d+)?(e[+-]?\d+)?"
-    for token in re.split(r"(\d+[hms](?:\d+[hms])*\b|\d+(?:\.\d+)?)", line.strip()):
+    pattern, duration, number = "", r"(\d+[dhms])+", r"\d+(\.\d+)?(e[+-]?\d+)?"
+    for token in re.split(r"(\d+[dhms](?:\d+[dhms])*\b|\d+(?:\.\d+)?)", line.strip()):
         if re.fullmatch(duration, token):
             pattern += duration
         elif re.fullmatch(number, token):

@@ -183,10 +183,15 @@ not_run docs/figures.md "build/qsweep plan sweeps/large-jsq-fig2.yaml" "sbatch a
 # The loader example reads the Fig. 4 file.
 mpirun -n 2 --oversubscribe build/qsweep run sweeps/paper-redundancy-fig4-occupancy.yaml --quiet
 run_python docs/figures.md "import sys; sys.path.insert(0, \"python\")"
-# Installing python/ into a virtual environment: pip builds in the tree, so in a fresh copy.
+# Installing python/ into a virtual environment: pip builds in the tree, so in a fresh copy, and
+# with a scratch HOME (for a venv or pip's cache there).
 if "${EXTRACT[@]}" text docs/figures.md /venv/ >/dev/null 2>&1; then
   fresh venv
+  mkdir home
+  real_home=$HOME
+  export HOME=$PWD/home
   run_commands docs/figures.md /venv/
+  export HOME=$real_home
 fi
 
 # ---------------------------------------------------------------------------------------------

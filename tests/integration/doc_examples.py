@@ -83,7 +83,7 @@ def matches(block, key):
 def one_block(source_dir, file, key):
     named = [b for b in blocks(f"{source_dir}/{file}") if matches(b, key)]
     if len(named) != 1:
-        sys.exit(f"doc_examples: {len(named)} blocks of {file} start with {key!r} (need one)")
+        sys.exit(f"doc_examples: {len(named)} blocks of {file} are named by {key!r} (need one)")
     return named[0]
 
 

@@ -227,7 +227,27 @@ block docs/sweep-format.md "name: ring-vs-complete"
 cp "$BLOCK" ring-vs-complete.yaml
 mpirun -n 2 --oversubscribe build/qsweep run ring-vs-complete.yaml --quiet
 [ -e results/ring.h5 ] || fail "the sweep-format example did not write results/ring.h5"
-not_run docs/results-layout.md "/                        root attributes" "a diagram of the groups"
+# The diagram of the groups: those of a file with a task of every method, in that order.
+block docs/results-layout.md "/                        root attributes"
+cat >every-method.yaml <<'YAML'
+name: every-method
+seed: 1
+blocks:
+  - {method: exact, family: ring, N: 4, lambda: 0.5}
+  - {method: simulate, family: ring, N: 4, lambda: 0.5, horizon: 100, replications: 2}
+  - {method: ldp, policy: jsq, n: 4, j: 2, T: 1, lambda: 0.5, estimator: exact}
+  - {method: meanfield, lambda: 0.5}
+YAML
+build/qsweep run every-method.yaml -o every-method.h5 --quiet
+"$PYTHON" - "$BLOCK" every-method.h5 <<'PY' || fail "docs/results-layout.md: the diagram's groups are not the file's"
+import re, sys, h5py
+shown = re.findall(r"^/(\w+)/", open(sys.argv[1]).read(), re.M)
+with h5py.File(sys.argv[2], "r") as f:
+    groups = list(f["/"].keys())  # creation order (f.keys() sorts by name)
+print("diagram", shown, "file", groups)
+sys.exit(shown != groups)
+PY
+echo "ok (docs/results-layout.md): the diagram's groups"
 run_python docs/results-layout.md "import xarray"
 run_python docs/results-layout.md "import h5py"
 

@@ -134,6 +134,7 @@ not_run docs/building.md "find_package(qsweep" "CMake of another project: tests/
 
 # ---------------------------------------------------------------------------------------------
 # docs/cluster.md
+not_run docs/running.md "writing:  host node17" "needs a run holding the file: tests/integration/status_json.sh checks these lines"
 not_run docs/cluster.md "cd /path/to/qsweep" "sbatch on a SLURM cluster: tests/integration/slurm_*.sh"
 not_run docs/cluster.md "module load gcc openmpi" "environment modules and a build on a cluster"
 not_run docs/cluster.md "module load gcc mpich" "environment modules and a build on a cluster"
@@ -162,6 +163,7 @@ not_run docs/exact.md "cmake --preset benchmark" "a benchmark build and run (min
 not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minflt\" build/qsweep eval --family random_regular --N 26" \
   "a measurement: N = 26 takes 1 GiB and seconds"
 not_run docs/exact.md "build/bench/qsweep_bench_exact_engines" "a benchmark (the benchmark build)"
+not_run docs/exact.md "mpiexec -n 1 build/bench/qsweep_bench_exact_mpi_scaling" "a benchmark at N = 26 under a memory budget"
 not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minflt\" build/qsweep eval --family random_regular --degree 4 --N 29" \
   "a measurement: N = 29 takes 8 GiB and minutes"
 not_run docs/ldp.md "G(K) r_a^A r_s^S" "a formula"

@@ -79,8 +79,9 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
           "FILE"));
   auto* resume = command->add_flag(
       "--resume", args->options.resume,
-      "continue an existing results file of the same plan: run the tasks not done (pending or "
-      "failed); starts the file if it does not exist");
+      "continue an existing results file: run the tasks not done (pending or failed); a sweep "
+      "whose plan contains every task of the file grows it (docs/running.md, \"Growing a "
+      "study\"); starts the file if it does not exist");
   auto* force =
       command->add_flag("--force", args->options.force, "replace an existing results file");
   resume->excludes(force);

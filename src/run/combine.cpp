@@ -109,6 +109,7 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
   try {
     store::ResultsFile file(temporary, layout, MPI_COMM_SELF);
     std::vector<std::unique_ptr<store::StoredRows>> readers;
+    readers.reserve(sources.size());
     for (const ResultsSource* source : sources)
       readers.push_back(std::make_unique<store::StoredRows>(source->path, *source->layout));
 

@@ -3,6 +3,7 @@
 // never changes when a command is added.
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -45,6 +46,18 @@ inline CLI::Validator non_negative_integer(const std::string& what) {
         return "expected " + what + " >= 0 (an integer), not " + text;
       },
       ">= 0");
+}
+
+// The command line as typed, for provenance (Linux: /proc/self/cmdline).
+inline std::string own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text, arg;
+  while (std::getline(in, arg, '\0')) {
+    const bool quote = arg.empty() || arg.find_first_of(" \t\"'$\\") != std::string::npos;
+    if (!text.empty()) text += ' ';
+    text += quote ? "'" + arg + "'" : arg;
+  }
+  return text;
 }
 
 template <class Args>

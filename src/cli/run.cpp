@@ -1,7 +1,6 @@
 // qsweep run FILE [-o OUT] [--resume | --force]: the MPI sweep runner (see docs/running.md).
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 
 #include "command.hpp"
 #include "memory_option.hpp"
@@ -21,18 +20,6 @@ struct RunArgs {
   bool quiet = false;
   std::string max_task_memory, node_memory;  // SIZE texts, checked by the parser
 };
-
-// The command line as typed, for provenance (Linux: /proc/self/cmdline).
-std::string own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string text, arg;
-  while (std::getline(in, arg, '\0')) {
-    const bool quote = arg.empty() || arg.find_first_of(" \t\"'$\\") != std::string::npos;
-    if (!text.empty()) text += ' ';
-    text += quote ? "'" + arg + "'" : arg;
-  }
-  return text;
-}
 
 int run_command(const RunArgs& args) {
   // First: a stop signal during start-up (MPI, the plan, creating the file) is kept for the run,
@@ -92,8 +79,9 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
           "FILE"));
   auto* resume = command->add_flag(
       "--resume", args->options.resume,
-      "continue an existing results file of the same plan: run the tasks not done (pending or "
-      "failed); starts the file if it does not exist");
+      "continue an existing results file: run the tasks not done (pending or failed); a sweep "
+      "whose plan contains every task of the file grows it (docs/running.md, \"Growing a "
+      "study\"); starts the file if it does not exist");
   auto* force =
       command->add_flag("--force", args->options.force, "replace an existing results file");
   resume->excludes(force);

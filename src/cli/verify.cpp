@@ -6,7 +6,7 @@
 
 #include "command.hpp"
 #include "qsweep/common/exit_codes.hpp"
-#include "qsweep/run/plan_results.hpp"
+#include "qsweep/run/combine.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
@@ -20,24 +20,10 @@ struct VerifyArgs {
 };
 
 int verify_command(const VerifyArgs& args) {
-  const store::ResultsReader reader(args.file);
   // The plan comes from the sweep file stored in the results: the file verifies itself.
-  const std::string source = reader.attribute("sweep_source");
-  sweep::Plan plan;
-  try {
-    plan = sweep::parse_plan(reader.attribute("sweep_yaml"), source);
-  } catch (const InputError& e) {
-    throw InputError(args.file + ": the sweep file stored in it does not expand (" + e.what() +
-                     "); damaged, or made by another qsweep version");
-  }
-  if (plan.hash != reader.attribute("plan_hash")) {
-    throw InputError(args.file + ": the sweep file stored in it expands to plan hash " +
-                     plan.hash.substr(0, 12) + ", the file says " +
-                     reader.attribute("plan_hash").substr(0, 12) +
-                     "; damaged, or made by another qsweep version");
-  }
-  const store::Layout layout = run::results_layout(plan);
-  const store::Verification verified = run::verify_results(args.file, plan, layout);
+  const run::ResultsSource source = run::open_source(args.file);
+  const sweep::Plan& plan = source.plan;
+  const store::Verification& verified = source.verified;
   const store::StatusCounts counts = store::count_statuses(verified.statuses);
 
   fmt::print("file:        {} ({} tasks, plan hash {})\n", args.file, plan.tasks.size(),

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/run/combine.hpp"
 #include "qsweep/run/memory.hpp"
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/run/plan_results.hpp"
@@ -742,6 +743,43 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   return start;
 }
 
+// Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
+// replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
+// the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
+void grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
+                  int ranks) {
+  const std::string file_hash = store::ResultsReader(path).attribute("plan_hash");
+  if (file_hash == plan.hash) return;
+  const std::string different = path + " holds the results of a different plan (plan hash " +
+                                file_hash.substr(0, 12) + ", " + plan.source + " expands to " +
+                                plan.hash.substr(0, 12) + ")";
+  ResultsSource source;
+  try {
+    source = open_source(path);
+  } catch (const InputError& e) {
+    throw InputError(different + " and cannot grow: " + e.what() +
+                     "; use --force to start it again or -o for another file");
+  }
+  try {
+    check_contains(plan, plan.source, source.plan, path);
+  } catch (const InputError& e) {
+    throw InputError(different + ": " + e.what() +
+                     "; --resume grows a file only with a sweep whose plan contains every task "
+                     "of it: use --force to start it again or -o for another file");
+  }
+  if (!source.verified.damaged.empty()) {
+    std::fprintf(stderr, "qsweep: %s: %zu rows failed verification and are not kept\n",
+                 path.c_str(), source.verified.damaged.size());
+  }
+  const std::uint64_t kept =
+      write_combined(path, plan, {&source}, store::Provenance::now(options.command_line, ranks));
+  std::fprintf(stderr,
+               "qsweep: %s grown from %zu to %zu tasks of %s (%llu finished rows kept); "
+               "running the others\n",
+               path.c_str(), source.plan.tasks.size(), plan.tasks.size(), plan.source.c_str(),
+               static_cast<unsigned long long>(kept));
+}
+
 // --- memory -------------------------------------------------------------------------------------
 
 // What a rank tells rank 0 about its node and itself.
@@ -948,6 +986,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
+    if (!create) grow_results(plan, path, options, comm.size());
     start = read_start(plan, layout, path, create);
   });
   comm.broadcast(path, 0);

@@ -270,6 +270,73 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
   return images;
 }
 
+namespace {
+
+template <class T>
+T value_at(std::span<const unsigned char> bytes, std::size_t k) {
+  T value;
+  std::memcpy(&value, bytes.data() + k * sizeof(T), sizeof(T));
+  return value;
+}
+
+template <class T>
+std::vector<T> values_of(std::span<const unsigned char> bytes, std::size_t count) {
+  std::vector<T> values(count);
+  for (std::size_t k = 0; k < count; ++k) values[k] = value_at<T>(bytes, k);
+  return values;
+}
+
+}  // namespace
+
+Row decode_row(const std::vector<ColumnLayout>& columns, const std::vector<ColumnImage>& images,
+               std::size_t i) {
+  Row row;
+  row.cells.reserve(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const std::span<const unsigned char> bytes = images[c].row(i);
+    switch (columns[c].spec.type) {
+      case ColumnType::f64:
+        row.cells.emplace_back(value_at<double>(bytes, 0));
+        break;
+      case ColumnType::i64:
+        row.cells.emplace_back(value_at<std::int64_t>(bytes, 0));
+        break;
+      case ColumnType::i32:
+        row.cells.emplace_back(std::int64_t{value_at<std::int32_t>(bytes, 0)});
+        break;
+      case ColumnType::u64:
+        row.cells.emplace_back(value_at<std::uint64_t>(bytes, 0));
+        break;
+      case ColumnType::status:
+        row.cells.emplace_back(std::int64_t{value_at<std::int8_t>(bytes, 0)});
+        break;
+      case ColumnType::str: {
+        const auto* text = reinterpret_cast<const char*>(bytes.data());
+        row.cells.emplace_back(std::string(text, strnlen(text, bytes.size())));
+        break;
+      }
+      case ColumnType::f64_vector:
+        row.cells.emplace_back(values_of<double>(bytes, bytes.size() / sizeof(double)));
+        break;
+      case ColumnType::f64_ragged:
+      case ColumnType::i64_ragged: {
+        const std::int64_t count = images[c].counts.at(i);
+        if (count < 0 || static_cast<std::size_t>(count) * 8 > bytes.size())
+          throw std::logic_error("column " + columns[c].spec.name + " has a row of " +
+                                 std::to_string(count) + " values in " +
+                                 std::to_string(bytes.size() / 8) + " reserved slots");
+        if (columns[c].spec.type == ColumnType::f64_ragged) {
+          row.cells.emplace_back(values_of<double>(bytes, static_cast<std::size_t>(count)));
+        } else {
+          row.cells.emplace_back(values_of<std::int64_t>(bytes, static_cast<std::size_t>(count)));
+        }
+        break;
+      }
+    }
+  }
+  return row;
+}
+
 std::uint64_t row_checksum(const std::vector<ColumnLayout>& task_columns,
                            const std::vector<ColumnImage>& tasks, std::size_t i,
                            const std::vector<ColumnImage>& group, std::size_t group_row) {

@@ -59,6 +59,12 @@ using RowEntries = std::vector<std::pair<std::uint64_t, const Row*>>;
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const RowEntries& entries);
 
+// The cells of row i of `images` (made by encode_rows or read back from the file): the inverse
+// of encode_rows, but for padding: a distribution keeps its NaN padding (width values), text
+// ends at its first NUL, and a ragged row holds its _count values.
+Row decode_row(const std::vector<ColumnLayout>& columns, const std::vector<ColumnImage>& images,
+               std::size_t i);
+
 // Bytes per row of a column that is not ragged (str: its width; f64_vector: width doubles).
 std::size_t row_bytes(const ColumnLayout& column);
 

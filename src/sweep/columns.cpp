@@ -79,9 +79,10 @@ const std::vector<TaskColumn>& task_table() {
                  false, kWarningWidth),
        [](const Task&, const TaskOutcome& o, int) -> CellValue { return o.warning; }},
       {{"wall_seconds", "wall-clock time of the task's last run (NaN if never run)", "s",
-        ColumnType::f64},
+        ColumnType::f64, false, kMaxStringLength, true},
        [](const Task&, const TaskOutcome& o, int) -> CellValue { return o.wall_seconds; }},
-      {{"rank", "MPI rank of the task's last run (-1 if never run)", "", ColumnType::i32},
+      {{"rank", "MPI rank of the task's last run (-1 if never run)", "", ColumnType::i32, false,
+        kMaxStringLength, true},
        [](const Task&, const TaskOutcome&, int rank) -> CellValue {
          return static_cast<std::int64_t>(rank);
        }},

@@ -296,6 +296,7 @@ std::vector<Column> columns() {
   c.push_back(result_f64<R>("samples_used", "sample paths used (exact: 0)", "", &R::samples));
   c.push_back(result_f64<R>("hits", "sample paths that reached the event", "", &R::hits));
   c.push_back(result_f64<R>("cpu_seconds", "CPU time of the estimate", "s", &R::cpu_seconds));
+  c.back().spec.per_run = true;
   c.push_back(result_f64<R>("theory_rate", "large-deviation rate -lim (1/n) ln P (NaN: none)", "",
                             &R::theory_rate));
   c.push_back(

@@ -392,13 +392,14 @@ std::vector<Column> columns() {
   c.push_back(
       result_f64<R>("hw99_factor", "99% half-width = 95% half-width x this", "", &R::hw99_factor));
   c.push_back(result_i64<R>("events", "arrivals and departures simulated", &R::events));
-  c.push_back(
-      {{"events_per_second", "simulated events per wall-clock second", "1/s", ColumnType::f64},
-       [](const Task&, const TaskOutcome& o) -> CellValue {
-         const R* r = done_result<R>(o);
-         return r && o.wall_seconds > 0.0 ? static_cast<double>(r->events) / o.wall_seconds : kNaN;
-       },
-       {}});
+  c.push_back({{"events_per_second", "simulated events per wall-clock second", "1/s",
+                ColumnType::f64, false, kMaxStringLength, true},
+               [](const Task&, const TaskOutcome& o) -> CellValue {
+                 const R* r = done_result<R>(o);
+                 return r && o.wall_seconds > 0.0 ? static_cast<double>(r->events) / o.wall_seconds
+                                                  : kNaN;
+               },
+               {}});
   return c;
 }
 

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 
 #include "canonical.hpp"
 #include "expand.hpp"
@@ -300,6 +302,55 @@ std::string plan_hash(const std::vector<Task>& tasks) {
     sha.update("\n");
   }
   return sha.hex_digest();
+}
+
+namespace {
+
+std::string key_of(const Task& task, bool keep_id) {
+  Task canonical = task;
+  canonical.id = keep_id ? task.id : 0;
+  canonical.block = 0;  // where it came from, not what it computes
+  canonical.cost = 0.0;
+  return sha256_hex(detail::canonical_text(canonical));
+}
+
+}  // namespace
+
+std::string task_key(const Task& task) {
+  return key_of(task, detail::method_adapter(task.method()).random);
+}
+
+std::string task_content_key(const Task& task) { return key_of(task, false); }
+
+std::string joined_sweep_text(const std::string& first, const std::string& second,
+                              const std::vector<int>& second_blocks, const std::string& comment) {
+  const auto root_of = [](const std::string& text) {
+    try {
+      return YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw InputError(fmt::format("a stored sweep is not YAML ({})", e.msg));
+    }
+  };
+  const YAML::Node a = root_of(first);
+  const YAML::Node b = root_of(second);
+  const auto max_tasks_of = [](const YAML::Node& root) {
+    return root["max_tasks"] ? root["max_tasks"].as<std::uint64_t>() : kDefaultMaxTasks;
+  };
+  YAML::Emitter out;
+  out << YAML::Comment(comment) << YAML::Newline << YAML::BeginMap;
+  for (const auto& kv : a) {
+    const std::string key = kv.first.Scalar();
+    if (key == "output" || key == "max_tasks" || key == "blocks") continue;
+    out << YAML::Key << key << YAML::Value << kv.second;
+  }
+  out << YAML::Key << "max_tasks" << YAML::Value
+      << std::min(kMaxMaxTasks, max_tasks_of(a) + max_tasks_of(b));
+  out << YAML::Key << "blocks" << YAML::Value << YAML::BeginSeq;
+  for (const auto& block : a["blocks"]) out << block;
+  for (const int index : second_blocks) out << b["blocks"][static_cast<std::size_t>(index)];
+  out << YAML::EndSeq << YAML::EndMap;
+  if (!out.good()) throw std::logic_error("joined_sweep_text: " + out.GetLastError());
+  return std::string(out.c_str()) + "\n";
 }
 
 namespace {

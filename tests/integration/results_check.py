@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Checks on qsweep results files for the integration tests (Debian's h5py and numpy).
 
-  results_check.py same A.h5 B.h5 [--ignore-attempts]
-      The result datasets of A and B are identical (timing and rank columns aside).
+  results_check.py same A.h5 B.h5 [--ignore-attempts] [--other-sweep-text]
+      The result datasets of A and B are identical (timing and rank columns aside), and so are
+      their plan hashes and stored sweep files (with --other-sweep-text, the plan hashes only:
+      a merged file stores a joined sweep that expands to the same plan).
   results_check.py snapshot FILE.h5 OUT.npz
       Saves status and attempts of every task (taken after a kill).
   results_check.py resumed FINAL.h5 REFERENCE.h5 SNAPSHOT.npz... [--min-kills-in-flight K]
@@ -49,9 +51,10 @@ def same_values(a, b):
     return np.array_equal(a, b)
 
 
-def same(path_a, path_b, ignore_attempts=False):
+def same(path_a, path_b, ignore_attempts=False, other_sweep_text=False):
     with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
-        for key in ("plan_hash", "sweep_sha256", "format_version"):
+        keys = ("plan_hash", "format_version") + (() if other_sweep_text else ("sweep_sha256",))
+        for key in keys:
             if fa.attrs[key] != fb.attrs[key]:
                 fail(f"attribute {key} differs: {fa.attrs[key]} vs {fb.attrs[key]}")
         da, db = datasets(fa), datasets(fb)
@@ -166,7 +169,7 @@ def csv_matches(path, group_name, csv_path):
 
 def main(argv):
     if len(argv) >= 3 and argv[0] == "same":
-        same(argv[1], argv[2], "--ignore-attempts" in argv[3:])
+        same(argv[1], argv[2], "--ignore-attempts" in argv[3:], "--other-sweep-text" in argv[3:])
     elif len(argv) == 3 and argv[0] == "snapshot":
         snapshot(argv[1], argv[2])
     elif len(argv) >= 3 and argv[0] == "resumed":

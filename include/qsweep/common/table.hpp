@@ -34,6 +34,9 @@ struct ColumnSpec {
   // A parameter of the task (known from the plan, written at creation), not a result.
   bool parameter = false;
   std::size_t width = kMaxStringLength;  // str: bytes per value
+  // Differs from run to run by design (timings, the rank that ran the task): left out where the
+  // results of two runs of a task are compared (`qsweep merge`).
+  bool per_run = false;
 };
 
 using CellValue = std::variant<double, std::int64_t, std::string, std::vector<double>,

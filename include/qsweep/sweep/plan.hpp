@@ -68,6 +68,23 @@ Plan plan_from_flags(const std::vector<Flag>& flags);
 // seeds; not the cost estimates): equal plans, and only those, have equal hashes.
 std::string plan_hash(const std::vector<Task>& tasks);
 
+// What makes two tasks the same computation wherever they sit in a plan, as a hex SHA-256 of
+// the canonical form without the block and the cost estimate, and without the id unless the
+// method draws random numbers: a random task's streams are Philox(seed, id, replication), so the
+// same parameters at another id give other results. Growing a results file on --resume and
+// `qsweep merge` match the tasks of two plans by it (docs/running.md, "Growing a study").
+std::string task_key(const Task& task);
+// The same without the id for every method: a random task whose key is not found but whose
+// content is, sits at another id.
+std::string task_content_key(const Task& task);
+
+// The sweep of a merged results file: the top-level keys of `first` (not `output:`, which names
+// one results file; `max_tasks` raised to hold both), its blocks, then the blocks of `second`
+// whose 0-based indexes are listed, as YAML text after a comment line `# comment`. Both texts
+// must parse (InputError otherwise).
+std::string joined_sweep_text(const std::string& first, const std::string& second,
+                              const std::vector<int>& second_blocks, const std::string& comment);
+
 // The keys of a sweep block (`method` and `zip` aside), each once, with the methods that take it.
 struct KeyInfo {
   std::string name;

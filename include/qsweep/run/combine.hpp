@@ -1,0 +1,51 @@
+#pragma once
+// Results files whose plans differ but share tasks: growing a file on `--resume` with a sweep
+// whose plan contains every task of the file's plan, and `qsweep merge` of files of one study
+// (docs/running.md, "Growing a study"). Tasks are matched by content (sweep::task_key), not by
+// position; a new file is written in the order of the new plan (row = task id, as always) with
+// the finished rows copied, and replaces its target only once complete.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qsweep/store/layout.hpp"
+#include "qsweep/store/results_file.hpp"
+#include "qsweep/store/verify.hpp"
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::run {
+
+// A results file as a source of finished rows: the plan expanded from the sweep stored in it,
+// its layout and its verified rows.
+struct ResultsSource {
+  std::string path;
+  sweep::Plan plan;
+  std::optional<store::Layout> layout;
+  store::Verification verified;
+  std::uint64_t format_version = 0;
+};
+
+// Expands the sweep stored in the results file at `path` and verifies every row. InputError if
+// it is not a results file this qsweep resumes, or its stored sweep does not expand to its plan
+// hash.
+ResultsSource open_source(const std::string& path);
+
+// Checks that every task of `from` (the plan of the results file `from_name`) has a task of the
+// same content in `to` (the plan of `to_name`); InputError naming the first that has none, and
+// what differs from the task at its id in `to` (or that a random task sits at another id).
+void check_contains(const sweep::Plan& to, const std::string& to_name, const sweep::Plan& from,
+                    const std::string& from_name);
+
+// Writes the results file of `plan` at `path` with the finished rows (done, unstable) of
+// `sources` copied to the tasks of the same content, their attempts, timings and ranks kept; the
+// other tasks are pending. A task finished in more than one source must have the same results
+// in each (per_run columns aside): InputError naming it otherwise, and the first source's row is
+// kept. The file is made as "<path>.combined" and renamed over `path` only when complete: a
+// kill at any moment leaves `path` as it was, or the new file whole. One process (MPI_COMM_SELF).
+// Returns how many rows were copied.
+std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
+                             const std::vector<const ResultsSource*>& sources,
+                             const store::Provenance& provenance);
+
+}  // namespace qsweep::run

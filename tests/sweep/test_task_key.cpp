@@ -1,0 +1,64 @@
+// Task keys (sweep::task_key), by which growing a results file and `qsweep merge` match tasks:
+// equal for the same computation wherever it sits (another block, another id of a deterministic
+// method), different for another parameter or seed, and for a random method at another id (its
+// streams are keyed by the id). And the joined sweep of a merged file expands to the tasks of both.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "qsweep/sweep/plan.hpp"
+
+namespace qsweep::sweep {
+namespace {
+
+const char* const kExact = R"(  - method: exact
+    family: ring
+    N: 4
+    lambda: [0.3, 0.6]
+    qmax: 5
+)";
+const char* const kSimulate = R"(  - method: simulate
+    family: ring
+    N: 4
+    lambda: 0.5
+    horizon: 100
+    warmup: 10
+    replications: 2
+)";
+
+Plan plan_of(const std::string& blocks, const std::string& seed = "3") {
+  return parse_plan("name: key-test\nseed: " + seed + "\nblocks:\n" + blocks, "t.yaml");
+}
+
+TEST(TaskKey, SameComputationSameKeyWhereverItSits) {
+  const Plan a = plan_of(std::string(kExact) + kSimulate);
+  const Plan b = plan_of(std::string(kSimulate) + kExact);  // exact moves to ids 1, 2, block 1
+  ASSERT_EQ(a.tasks.size(), 3U);
+  EXPECT_EQ(task_key(a.tasks[0]), task_key(b.tasks[1]));
+  EXPECT_EQ(task_key(a.tasks[1]), task_key(b.tasks[2]));
+  EXPECT_NE(task_key(a.tasks[0]), task_key(a.tasks[1]));  // another lambda
+  // The simulate task moved from id 2 to 0: the same content, not the same computation.
+  EXPECT_NE(task_key(a.tasks[2]), task_key(b.tasks[0]));
+  EXPECT_EQ(task_content_key(a.tasks[2]), task_content_key(b.tasks[0]));
+  // Another seed is another task, for every method.
+  const Plan c = plan_of(std::string(kExact) + kSimulate, "4");
+  for (std::size_t i = 0; i < a.tasks.size(); ++i)
+    EXPECT_NE(task_key(a.tasks[i]), task_key(c.tasks[i])) << i;
+}
+
+TEST(TaskKey, AJoinedSweepExpandsToBothPlans) {
+  const Plan first = plan_of(kExact);
+  const std::string second_text =
+      "name: key-test\nseed: 3\noutput: x.h5\nmax_tasks: 10\nblocks:\n" + std::string(kExact) +
+      kSimulate;
+  const std::string joined = joined_sweep_text(first.yaml_text, second_text, {1}, "a comment");
+  EXPECT_EQ(joined.rfind("# a comment", 0), 0U) << joined;
+  EXPECT_EQ(joined.find("output"), std::string::npos) << joined;
+  const Plan plan = parse_plan(joined, "joined.yaml");
+  const Plan whole = plan_of(std::string(kExact) + kSimulate);
+  EXPECT_EQ(plan.hash, whole.hash);
+  EXPECT_NE(joined.find("max_tasks: 1000010"), std::string::npos) << joined;
+}
+
+}  // namespace
+}  // namespace qsweep::sweep

@@ -17,8 +17,8 @@ enum class Kernel {
                  // any policy but redundancy_cos): no residual sizes, no event queue
   event_driven,  // per-server completion times in an indexed heap: any service distribution
   pooled,        // the markov race on queue lengths alone, servers observed together: dispatching
-                 // (jsq, random, jiq, power_of_d) on complete with d < N, one-draw sampling,
-                 // identical speeds, exponential service (docs/sim.md, "Pooled dispatching")
+                 // (jsq, random, jiq, power_of_d) on complete with d < N, identical speeds and
+                 // exponential service (all conditions: docs/sim.md, "Pooled dispatching")
 };
 
 // The replication index of the warm-up detection pilot run (simulate.hpp).

@@ -28,7 +28,10 @@ class PooledDispatch {
         speed_(c.system.speeds.front()),
         arrival_rate_(c.system.total_arrival_rate()),
         next_(1.0 / arrival_rate_),
-        half_draws_(c.rng) {}
+        half_draws_(c.rng) {
+    if (own_draw_) draw_servers();
+    probe_ = half_draws_.below(N_);
+  }
 
   std::uint64_t events() const { return events_; }
 
@@ -52,9 +55,7 @@ class PooledDispatch {
   void arrive() {
     int type = -1;
     const int* servers = drawn_.data();
-    if (own_draw_) {
-      draw_servers();
-    } else {
+    if (!own_draw_) {
       type = c_.types.sample(c_.rng, family_draw_);
       servers = family_draw_.data();
     }
@@ -64,37 +65,41 @@ class PooledDispatch {
     c_.observer.record_erlang_sojourn(type, n, static_cast<int>(length) + 1);
     if (length == 0) ++busy_;
     lengths_[idx(n)] = length + 1;
+    if (own_draw_) draw_servers();
   }
 
   // k_ distinct servers, uniformly in uniformly random order: the second of two skips the first
-  // (one 64-bit draw for both), more redraw repeats.
+  // (one 64-bit draw for both), more redraw repeats. Drawn one arrival ahead (the draw does not
+  // depend on the state), so that their lengths can be fetched from memory meanwhile.
   void draw_servers() {
     const std::uint32_t first = half_draws_.below(N_);
     drawn_[0] = static_cast<int>(first);
     if (k_ == 2) {
       const std::uint32_t second = half_draws_.below(N_ - 1);
       drawn_[1] = static_cast<int>(second + (second >= first ? 1 : 0));
-      return;
+    } else {
+      for (std::size_t i = 1; i < idx(k_); ++i) {
+        int n = 0;
+        do {
+          n = static_cast<int>(half_draws_.below(N_));
+        } while (std::find(drawn_.begin(), drawn_.begin() + static_cast<std::ptrdiff_t>(i), n) !=
+                 drawn_.begin() + static_cast<std::ptrdiff_t>(i));
+        drawn_[i] = n;
+      }
     }
-    for (std::size_t i = 1; i < idx(k_); ++i) {
-      int n = 0;
-      do {
-        n = static_cast<int>(half_draws_.below(N_));
-      } while (std::find(drawn_.begin(), drawn_.begin() + static_cast<std::ptrdiff_t>(i), n) !=
-               drawn_.begin() + static_cast<std::ptrdiff_t>(i));
-      drawn_[i] = n;
-    }
+    for (std::size_t i = 0; i < idx(k_); ++i) __builtin_prefetch(&lengths_[idx(drawn_[i])]);
   }
 
+  // The first server tried is drawn one departure ahead, as the arrivals' servers.
   void depart() {
-    std::uint32_t n = 0;
-    do {
-      n = half_draws_.below(N_);
-    } while (lengths_[n] == 0);
+    std::uint32_t n = probe_;
+    while (lengths_[n] == 0) n = half_draws_.below(N_);
     const std::uint32_t length = lengths_[n];
     c_.observer.remove_job_pooled(t_, static_cast<int>(length));
     lengths_[n] = length - 1;
     if (length == 1) --busy_;
+    probe_ = half_draws_.below(N_);
+    __builtin_prefetch(&lengths_[probe_]);
   }
 
   // Among servers[0..k_), which come in uniformly random order: the first of those the policy
@@ -122,7 +127,8 @@ class PooledDispatch {
   bool own_draw_;  // drawn by draw_servers(), else by the family
   std::array<int, kMaxPooledDraw> drawn_{};
   std::vector<int> family_draw_;
-  std::uint32_t busy_ = 0;  // servers with a job
+  std::uint32_t busy_ = 0;   // servers with a job
+  std::uint32_t probe_ = 0;  // the next departure's first server to try
   double speed_, arrival_rate_;
   double rate_ = arrival_rate_;  // arrival_rate_ + speed_ x busy_
   double t_ = 0.0, next_;        // now and the next event

@@ -46,7 +46,8 @@ inline int pooled_draw_size(const Options& options, const model::Family& family)
 class HalfDraws {
  public:
   explicit HalfDraws(Rng& rng) : rng_(rng) {}
-  std::uint32_t next() {
+  // Inlined into the kernels' loops (out of line they cost a call per draw).
+  [[gnu::always_inline]] std::uint32_t next() {
     if (spare_half_) {
       spare_half_ = false;
       return static_cast<std::uint32_t>(bits_ >> 32);
@@ -56,9 +57,9 @@ class HalfDraws {
     return static_cast<std::uint32_t>(bits_);
   }
   // Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next()) * 0x1.0p-32; }
+  [[gnu::always_inline]] double uniform() { return static_cast<double>(next()) * 0x1.0p-32; }
   // Uniform in [0, n), n >= 1 (Lemire's multiply-shift with rejection: unbiased).
-  std::uint32_t below(std::uint32_t n) {
+  [[gnu::always_inline]] std::uint32_t below(std::uint32_t n) {
     std::uint64_t m = std::uint64_t{next()} * n;
     if (static_cast<std::uint32_t>(m) < n) {
       const std::uint32_t threshold = (0U - n) % n;

@@ -1,6 +1,7 @@
 #pragma once
 // The simulation kernels (internal to src/sim): redundancy.cpp (cancel-on-completion) and
 // dispatch.cpp (one server per job: jsq, random, jiq, power_of_d, cancel-on-start).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,50 @@ std::uint64_t run_redundancy(const KernelContext& context, Kernel kernel,
                              const ReplicationPlan& plan);
 std::uint64_t run_dispatch(const KernelContext& context, Kernel kernel,
                            const ReplicationPlan& plan);
+// Kernel::pooled (dispatch_pooled.cpp); the observer must be pooled.
+std::uint64_t run_pooled_dispatch(const KernelContext& context, const ReplicationPlan& plan);
+// The pooled kernel draws the servers a policy looks at itself (random: 1, power_of_d: policy_d,
+// jsq and jiq: d) when types are untracked and they are at most this many; otherwise it takes
+// the family's draw, which it needs in uniformly random order.
+inline constexpr int kMaxPooledDraw = 16;
+inline int pooled_draw_size(const Options& options, const model::Family& family) {
+  const int d = family.params().d;
+  if (options.policy == Policy::random) return 1;
+  return options.policy == Policy::power_of_d ? std::min(options.policy_d, d) : d;
+}
+
+// 32-bit uniforms, two per 64-bit draw of the stream: enough to pick a race's winner (each
+// probability exact to 2^-32) or a server among fewer than 2^32, at half the generator's cost.
+class HalfDraws {
+ public:
+  explicit HalfDraws(Rng& rng) : rng_(rng) {}
+  // Inlined into the kernels' loops (out of line they cost a call per draw).
+  [[gnu::always_inline]] std::uint32_t next() {
+    if (spare_half_) {
+      spare_half_ = false;
+      return static_cast<std::uint32_t>(bits_ >> 32);
+    }
+    bits_ = rng_.next_u64();
+    spare_half_ = true;
+    return static_cast<std::uint32_t>(bits_);
+  }
+  // Uniform in [0, 1).
+  [[gnu::always_inline]] double uniform() { return static_cast<double>(next()) * 0x1.0p-32; }
+  // Uniform in [0, n), n >= 1 (Lemire's multiply-shift with rejection: unbiased).
+  [[gnu::always_inline]] std::uint32_t below(std::uint32_t n) {
+    std::uint64_t m = std::uint64_t{next()} * n;
+    if (static_cast<std::uint32_t>(m) < n) {
+      const std::uint32_t threshold = (0U - n) % n;
+      while (static_cast<std::uint32_t>(m) < threshold) m = std::uint64_t{next()} * n;
+    }
+    return static_cast<std::uint32_t>(m >> 32);
+  }
+
+ private:
+  Rng& rng_;
+  std::uint64_t bits_ = 0;
+  bool spare_half_ = false;
+};
 
 // How a Markov kernel advances time: by a drawn Exp(rate) holding time, or by its mean 1 / rate
 // (the time averages are then conditional expectations given the sequence of states: same limits,
@@ -57,7 +102,7 @@ class RaceClock {
     while (next_ <= t_end) {
       t_ = next_;
       ++events_;
-      const double u = uniform32() * rate_;
+      const double u = half_draws_.uniform() * rate_;
       if (u < arrival_rate_) {
         arrive();
       } else {
@@ -72,18 +117,6 @@ class RaceClock {
  private:
   double holding_time(double rate) const { return (sampled_ ? exponential_(rng_) : 1.0) / rate; }
 
-  // Uniform in [0, 1) with 32 random bits, two per 64-bit draw: enough to pick the race's winner
-  // (each probability is exact to 2^-32), at half the generator's cost.
-  double uniform32() {
-    if (spare_half_) {
-      spare_half_ = false;
-      return static_cast<double>(bits_ >> 32) * 0x1.0p-32;
-    }
-    bits_ = rng_.next_u64();
-    spare_half_ = true;
-    return static_cast<double>(bits_ & 0xFFFFFFFFU) * 0x1.0p-32;
-  }
-
   Rng& rng_;
   const ExponentialZiggurat& exponential_ = ExponentialZiggurat::instance();
   bool sampled_;
@@ -91,8 +124,7 @@ class RaceClock {
   double rate_ = arrival_rate_;  // arrival_rate_ + busy.rate()
   double t_ = 0.0, next_;        // now and the next event
   std::uint64_t events_ = 0;
-  std::uint64_t bits_ = 0;
-  bool spare_half_ = false;
+  HalfDraws half_draws_{rng_};
 };
 
 // Time and events of an event-driven kernel: a Poisson arrival clock and each busy server's

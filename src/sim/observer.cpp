@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "qsweep/common/error.hpp"
@@ -9,11 +10,13 @@
 namespace qsweep::sim {
 
 Observer::Observer(const std::vector<double>& speeds, std::size_t num_types, int qmax,
-                   int occupancy_max, double trace_window)
+                   int occupancy_max, double trace_window, bool pooled)
     : time_at_q_(idx(qmax) + 2),
       overflow_q_(qmax + 1),
-      servers_(speeds.size()),
-      busy_jump_time_(speeds.size(), 0.0),
+      num_servers_(speeds.size()),
+      pooled_(pooled),
+      servers_(pooled ? 0 : speeds.size()),
+      busy_jump_time_(pooled ? 0 : speeds.size(), 0.0),
       types_(num_types),
       occupancy_(idx(occupancy_max)),
       occupancy_max_(occupancy_max),
@@ -22,6 +25,11 @@ Observer::Observer(const std::vector<double>& speeds, std::size_t num_types, int
       tracing_(trace_window > 0.0),
       trace_window_(trace_window) {
   time_at_q_[0].count = 1;  // Q = 0 at the start
+  erlang_weight_.resize(1);
+  class_speed_.push_back(speeds.front());
+  if (std::all_of(speeds.begin(), speeds.end(), [&](double s) { return s == speeds.front(); }))
+    return;
+  class_speed_.clear();
   std::map<double, int> classes;
   for (double speed : speeds) {
     const auto [it, added] = classes.emplace(speed, static_cast<int>(class_speed_.size()));
@@ -66,7 +74,7 @@ ReplicationStats Observer::finish(double t) {
   stats.mean_Q2 = (q * q * horizon - jump_time_Q2_) / horizon;
   for (std::size_t i = 0; i + 1 < time_at_q_.size(); ++i)
     stats.pmf.push_back(time_at_q_[i].integral(horizon) / horizon);
-  const auto N = static_cast<double>(servers_.size());
+  const auto N = static_cast<double>(num_servers_);
   for (const Level& l : occupancy_) stats.occupancy.push_back(l.integral(horizon) / (horizon * N));
   for (const Level& l : types_) stats.mean_Q_type.push_back(l.integral(horizon) / horizon);
   stats.sojourn_sum_type = sojourn_sum_type_;
@@ -80,6 +88,11 @@ ReplicationStats Observer::finish(double t) {
       stats.sojourn_count += static_cast<std::uint64_t>(weight[k]);
     }
     histogram_.add_erlang(class_speed_[c], weight);
+  }
+  if (pooled_) {
+    stats.mean_R.push_back(Q_.integral(horizon) / (horizon * N));
+    stats.utilisation.push_back(busy_.integral(horizon) / (horizon * N));
+    stats.pooled_servers = true;
   }
   for (std::size_t n = 0; n < servers_.size(); ++n) {
     stats.mean_R.push_back(servers_[n].integral(horizon) / horizon);

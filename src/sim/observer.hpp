@@ -15,8 +15,11 @@ namespace qsweep::sim {
 
 class Observer {
  public:
+  // pooled: the servers are exchangeable and observed together (no per-server state): the kernel
+  // reports jobs with add_job_pooled() and remove_job_pooled(), and finish() gives one E[R_n] and
+  // one utilisation, the means over all servers, for every server.
   Observer(const std::vector<double>& speeds, std::size_t num_types, int qmax, int occupancy_max,
-           double trace_window);
+           double trace_window, bool pooled = false);
 
   // A job of `type` (-1: untracked) enters or leaves; `servers` are those whose count of jobs
   // (replicas) changes by one. Throws Error beyond kMaxJobsInSystem jobs.
@@ -26,6 +29,14 @@ class Observer {
   }
   void remove_job(double t, int type, const int* servers, std::size_t count) {
     change(t, type, servers, count, -1);
+  }
+  // Pooled servers: a job joins, or leaves, a server that had `length` jobs before.
+  void add_job_pooled(double t, int length) {
+    if (Q_.count >= static_cast<int>(kMaxJobsInSystem)) too_many_jobs(t);
+    change_pooled(length + 1, +1, change(t, -1, nullptr, 0, +1));
+  }
+  void remove_job_pooled(double t, int length) {
+    change_pooled(length, -1, change(t, -1, nullptr, 0, -1));
   }
 
   // A job of `type` leaves after `sojourn` time units (counted during the observation only).
@@ -41,7 +52,7 @@ class Observer {
   // (mean phases / speed_n). The totals follow from the weights in finish().
   void record_erlang_sojourn(int type, int n, int phases) {
     if (!observing_) return;
-    const auto c = idx(speed_class_[idx(n)]);
+    const auto c = speed_class_.empty() ? 0 : idx(speed_class_[idx(n)]);
     if (type >= 0) count_type_sojourn(type, phases / class_speed_[c]);
     auto& weight = erlang_weight_[c];
     if (weight.size() <= idx(phases)) weight.resize(idx(phases) + 1, 0.0);
@@ -72,7 +83,8 @@ class Observer {
   }
   void close_trace_windows(double tau);
 
-  void change(double t, int type, const int* servers, std::size_t count, int delta) {
+  // Returns delta x the time of the change (0 in the warm-up).
+  double change(double t, int type, const int* servers, std::size_t count, int delta) {
     const double tau = observing_ ? t - start_ : 0.0;  // 0 in the warm-up: nothing is summed
     observed_events_ += observing_ ? 1U : 0U;
     if (tracing_) close_trace_windows(tau);
@@ -84,6 +96,7 @@ class Observer {
     time_at_q_[pmf_slot(q + delta)].change(+1, tau);
     if (type >= 0) types_[idx(type)].change(delta, delta_tau);
     for (std::size_t i = 0; i < count; ++i) change_server(servers[i], delta, delta_tau);
+    return delta_tau;
   }
   std::size_t pmf_slot(int q) const { return q < overflow_q_ ? idx(q) : idx(overflow_q_); }
   void change_server(int n, int delta, double delta_tau) {
@@ -95,16 +108,24 @@ class Observer {
     if (level == 1) busy_jump_time_[idx(n)] += delta_tau;  // idle <-> busy
     s.change(delta, delta_tau);
   }
+  // The same for pooled servers: `level` as above, from the server's length before the change.
+  void change_pooled(int level, int delta, double delta_tau) {
+    if (level <= occupancy_max_) occupancy_[idx(level - 1)].change(delta, delta_tau);
+    if (level == 1) busy_.change(delta, delta_tau);
+  }
 
   bool observing_ = false;
   double start_ = 0.0;
   std::uint64_t observed_events_ = 0;  // arrivals + departures after start()
   Level Q_;
   double jump_time_Q2_ = 0.0;
-  std::vector<Level> time_at_q_;        // 1 while Q = q, q = 0..qmax, then one slot for Q > qmax
-  int overflow_q_;                      // qmax + 1
-  std::vector<Level> servers_;          // jobs (replicas) at each server
+  std::vector<Level> time_at_q_;  // 1 while Q = q, q = 0..qmax, then one slot for Q > qmax
+  int overflow_q_;                // qmax + 1
+  std::size_t num_servers_;
+  bool pooled_;
+  std::vector<Level> servers_;          // jobs (replicas) at each server (empty if pooled_)
   std::vector<double> busy_jump_time_;  // of the indicator "server n has a job"
+  Level busy_;                          // pooled_: number of busy servers
   std::vector<Level> types_;
   std::vector<Level> occupancy_;  // level i-1 counts servers with >= i jobs
   int occupancy_max_;
@@ -114,7 +135,7 @@ class Observer {
   std::vector<std::uint64_t> sojourn_count_type_;
   SojournHistogram histogram_;
   // Erlang sojourn laws: servers grouped by speed; erlang_weight_[c][k]: jobs with k phases at
-  // speed class_speed_[c].
+  // speed class_speed_[c]. speed_class_ is empty when all speeds are equal (one class).
   std::vector<int> speed_class_;
   std::vector<double> class_speed_;
   std::vector<std::vector<double>> erlang_weight_;

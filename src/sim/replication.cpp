@@ -16,6 +16,18 @@ Kernel resolve_kernel(const Options& options) {
                                                                              : Kernel::event_driven;
 }
 
+Kernel resolve_kernel(const model::System& system, const Options& options) {
+  const Kernel kernel = resolve_kernel(options);
+  const model::Family& family = system.family;
+  const bool pooled =
+      kernel == Kernel::markov && options.policy != Policy::redundancy_coc &&
+      family.kind() == model::FamilyKind::complete && family.num_types() > 1 &&
+      system.identical_speeds() &&
+      (family.samples_in_random_order() ||
+       (!JobTypes::tracks(family) && pooled_draw_size(options, family) <= kMaxPooledDraw));
+  return pooled ? Kernel::pooled : kernel;
+}
+
 double SojournHistogram::lower_edge(int bin) {
   const int exponent = (bin >> kMantissaBits) + kMinExponent;
   const int mantissa = bin & ((1 << kMantissaBits) - 1);
@@ -100,20 +112,35 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
                                  std::uint64_t seed, std::uint64_t task_id,
                                  std::uint64_t replication, const ReplicationPlan& plan,
                                  Kernel kernel) {
-  if (kernel == Kernel::automatic) kernel = resolve_kernel(options);
+  const Kernel automatic = resolve_kernel(system, options);
+  if (kernel == Kernel::automatic) kernel = automatic;
   if (kernel == Kernel::markov && resolve_kernel(options) != Kernel::markov)
     throw InputError(
         "the markov kernel needs exponential service, independent replica sizes "
         "and a policy other than redundancy_cos");
+  if (kernel == Kernel::pooled && automatic != Kernel::pooled)
+    throw InputError(
+        "the pooled kernel needs jsq, random, jiq or power_of_d on the complete family with "
+        "d < N, identical speeds and exponential service");
+  const bool pooled = kernel == Kernel::pooled;
   Rng rng(seed, task_id, replication);
   const JobTypes types(system.family);
   Observer observer(system.speeds, types.tracked().size(), options.qmax, options.occupancy_max,
-                    plan.trace_window);
+                    plan.trace_window, pooled);
   const KernelContext context{system, options, types, rng, observer};
-  const std::uint64_t events = options.policy == Policy::redundancy_coc
-                                   ? run_redundancy(context, kernel, plan)
-                                   : run_dispatch(context, kernel, plan);
+  std::uint64_t events = 0;
+  if (pooled) {
+    events = run_pooled_dispatch(context, plan);
+  } else if (options.policy == Policy::redundancy_coc) {
+    events = run_redundancy(context, kernel, plan);
+  } else {
+    events = run_dispatch(context, kernel, plan);
+  }
   ReplicationStats stats = observer.finish(plan.warmup + plan.horizon);
+  // Exchangeable types too (every d-subset equally likely): E[Q_t] = p_t E[Q].
+  if (pooled)
+    for (std::size_t t = 0; t < stats.mean_Q_type.size(); ++t)
+      stats.mean_Q_type[t] = types.tracked()[t].p * stats.mean_Q;
   stats.events = events;
   return stats;
 }

@@ -71,8 +71,7 @@ JobTypes::JobTypes(const model::Family& family)
     Rng unused(0, 0);  // the only type: no randomness involved
     family.sample(unused, single_servers_);
   }
-  if (family.num_servers() > model::kMaxMaskServers || family.num_types() > kMaxTrackedTypes)
-    return;
+  if (!tracks(family)) return;
   tracked_ = family.enumerate();
   std::size_t slots = 4;
   shift_ = 62;
@@ -88,6 +87,10 @@ JobTypes::JobTypes(const model::Family& family)
     keys_[i] = tracked_[t].servers;
     values_[i] = static_cast<int>(t);
   }
+}
+
+bool JobTypes::tracks(const model::Family& family) {
+  return family.num_servers() <= model::kMaxMaskServers && family.num_types() <= kMaxTrackedTypes;
 }
 
 int JobTypes::index(const std::vector<int>& servers) const {

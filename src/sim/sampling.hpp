@@ -44,6 +44,8 @@ class JobTypes {
   // Every call to sample() gives the servers in uniformly random order (ties can go to the first).
   bool random_order() const { return !single_ && family_.samples_in_random_order(); }
   const std::vector<model::JobType>& tracked() const { return tracked_; }
+  // Whether JobTypes of this family index its types (tracked() not empty).
+  static bool tracks(const model::Family& family);
   // The family's only type is the set of all servers.
   bool all_servers() const {
     return single_ && static_cast<int>(single_servers_.size()) == family_.num_servers();

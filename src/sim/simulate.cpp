@@ -120,6 +120,7 @@ class Estimates {
       T_type_[k].add(s.sojourn_sum_type[k], static_cast<double>(s.sojourn_count_type[k]));
     add_all(R_, s.mean_R);
     add_all(busy_, s.utilisation);
+    pooled_servers_ = s.pooled_servers;
     for (std::size_t i = 0; i < kLevels.size(); ++i)
       quantile_[i].add(s.sojourn.quantile(kLevels[i]));
     pooled_.merge(s.sojourn);
@@ -130,7 +131,8 @@ class Estimates {
 
   double relative_ET_hw() const { return T_.ratio_hw(student_t(replications_, 0.95)) / T_.ratio(); }
 
-  Result result() const {
+  // N: the number of servers (pooled replications give one E[R_n] and utilisation for all).
+  Result result(int N) const {
     const double t95 = student_t(replications_, 0.95);
     Result r;
     r.EQ = Q_.mean_a;
@@ -148,6 +150,9 @@ class Estimates {
     }
     means_with_hw(R_, t95, r.ER_server, r.ER_server_hw);
     means_with_hw(busy_, t95, r.utilisation, r.utilisation_hw);
+    if (pooled_servers_)
+      for (auto* v : {&r.ER_server, &r.ER_server_hw, &r.utilisation, &r.utilisation_hw})
+        v->assign(static_cast<std::size_t>(N), v->front());
     // Sectioning: the point estimate from all replications pooled, the spread from each one's.
     double* quantile_fields[][2] = {
         {&r.T_p50, &r.T_p50_hw}, {&r.T_p90, &r.T_p90_hw}, {&r.T_p99, &r.T_p99_hw}};
@@ -172,6 +177,7 @@ class Estimates {
   std::uint64_t events_ = 0;
   int replications_ = 0;
   int quiet_replications_ = 0;
+  bool pooled_servers_ = false;
 };
 
 // Warning thresholds (docs/sim.md, "Warnings").
@@ -319,7 +325,7 @@ Result simulate(const model::System& system, const Options& options, std::uint64
     estimates.add(run_replication(system, options, seed, task_id, static_cast<std::uint64_t>(r),
                                   plan, kernel));
   }
-  Result result = estimates.result();
+  Result result = estimates.result(system.N());
   const JobTypes types(system.family);
   for (const model::JobType& type : types.tracked()) {
     result.type_servers.push_back(type.servers);

@@ -191,7 +191,10 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
 // with the result's four values and half-widths (96 + 32 B), then the result and its copy
 // (64 B). Jobs in the system of the redundancy and event kernels (a job record and its
 // replicas' list nodes, about 48 B, twice that while their arrays grow): at most
-// N rho / (1 - rho), the mean of independent M/M/1 queues. Per level of qmax and occupancy_max:
+// N rho / (1 - rho), the mean of independent M/M/1 queues. The pooled kernel (dispatching on
+// complete with identical speeds, docs/sim.md "Pooled dispatching") holds only the speeds and a
+// queue length per server (12 B) while replications run, the speeds and the result's four
+// per-server vectors with their copy (8 + 32 + 32 B) after. Per level of qmax and occupancy_max:
 // a Level, a PairMoments, a replication value and two result values (88 B). The family's lists
 // (graphs) as for exact, and the stability check of a listed family where it needs more.
 MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
@@ -203,7 +206,8 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
                       o.policy != sim::Policy::redundancy_cos;
   const double race = markov ? 16.0 + (system.identical_speeds() ? 0.0 : 32.0) : 0.0;
   const double kernel = redundancy ? (markov ? 8.0 : 28.0) : (markov ? 56.0 : 132.0);
-  const double per_server = 148.0 + race + kernel;
+  const bool pooled = sim::resolve_kernel(system, o) == sim::Kernel::pooled;
+  const double per_server = pooled ? 12.0 : 148.0 + race + kernel;
   const double rho = std::min(system.rho(), 0.999);
   const bool jobs_in_queues = !redundancy && markov;  // ints in the ring buffers counted above
   const double jobs =
@@ -212,7 +216,9 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
   const double levels = o.qmax + 2.0 + o.occupancy_max;
   const double result = 32.0 * N + 16.0 * levels;
   const double replication = per_server * N + 2.0 * 48.0 * jobs + 88.0 * levels;
-  const double peak = std::max({replication, 104.0 * N + result, stability_check_bytes(system)});
+  const double estimates = pooled ? 40.0 : 104.0;
+  const double peak =
+      std::max({replication, estimates * N + result, stability_check_bytes(system)});
   return {peak + family_bytes(system.family), 2.0 * result,
           fmt::format("{:g} servers x {:g} B + {:.3g} jobs x 96 B", N, per_server, jobs)};
 }

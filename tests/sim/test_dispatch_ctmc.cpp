@@ -2,6 +2,7 @@
 // independent brute-force computation: the Markov chain of the queue-length vector on a few
 // servers, truncated at K jobs per server and solved by Gauss-Seidel. Fixed seeds; tolerances
 // from the reported half-widths (sim_test_util.hpp).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -144,13 +145,15 @@ ChainResult solve_chain(const model::System& system, Policy policy, int policy_d
   return r;
 }
 
-void compare(const model::System& system, Policy policy, int policy_d, std::uint64_t task) {
+void compare(const model::System& system, Policy policy, int policy_d, std::uint64_t task,
+             Kernel kernel = Kernel::automatic, int K = 0) {
   constexpr int kQmax = 4;
-  const ChainResult chain = solve_chain(system, policy, policy_d, system.N() == 2 ? 60 : 22, kQmax);
+  if (K == 0) K = system.N() == 2 ? 60 : 22;
+  const ChainResult chain = solve_chain(system, policy, policy_d, K, kQmax);
   auto o = testing::options(policy, 1e4, 200.0, 16);
   o.policy_d = policy_d;
   o.qmax = kQmax;
-  const Result r = simulate(system, o, 99, task);
+  const Result r = simulate(system, o, 99, task, kernel);
   EXPECT_TRUE(testing::close(r.EQ, r.EQ_hw, chain.EQ));
   for (int n = 0; n < system.N(); ++n)
     EXPECT_TRUE(
@@ -162,6 +165,13 @@ void compare(const model::System& system, Policy policy, int policy_d, std::uint
   // Little's law for the chain; the simulator's E[T] comes from the sojourn-time laws recorded
   // at arrivals (Erlang given the jobs found ahead, docs/sim.md).
   EXPECT_TRUE(testing::close(r.ET, r.ET_hw, chain.EQ / system.total_arrival_rate()));
+  // Per type (tracked here): exchangeable types on complete with identical speeds share E[T].
+  if (system.identical_speeds() && system.family.kind() == FamilyKind::complete) {
+    for (std::size_t t = 0; t < r.ET_type.size(); ++t)
+      EXPECT_TRUE(
+          testing::close(r.ET_type[t], r.ET_type_hw[t], chain.EQ / system.total_arrival_rate()))
+          << "type " << t;
+  }
 }
 
 // Two servers, every job may use both (the family's only type is all servers: the simulator
@@ -193,6 +203,23 @@ TEST(DispatchChain, ThreeServersCompletePairs) {
   for (Policy policy : {Policy::jsq, Policy::jiq, Policy::random, Policy::power_of_d}) {
     SCOPED_TRACE(static_cast<int>(policy));
     compare(system, policy, 1, 40 + static_cast<std::uint64_t>(policy));
+  }
+}
+
+// Identical speeds on complete with d < N: the pooled kernel (queue lengths only, servers observed
+// together, docs/sim.md "Pooled dispatching") and the general Markov kernel, both against the
+// chain. Pairs of 3 servers, and triples of 4 (power_of_d: 2 of the 3) at a load where the
+// truncation at 14 jobs per server is negligible (P(R_n >= 15) <= 0.5^15 under random routing).
+TEST(DispatchChain, PooledAndGeneralKernelsOnIdenticalServers) {
+  const auto pairs = testing::make_system(testing::family(FamilyKind::complete, 3, 2), 0.6);
+  const auto triples = testing::make_system(testing::family(FamilyKind::complete, 4, 3), 0.5);
+  for (Kernel kernel : {Kernel::pooled, Kernel::markov}) {
+    for (Policy policy : {Policy::jsq, Policy::jiq, Policy::random, Policy::power_of_d}) {
+      SCOPED_TRACE(fmt::format("{} kernel {}", name_of(policy), static_cast<int>(kernel)));
+      const auto task = 50 + static_cast<std::uint64_t>(policy);
+      compare(pairs, policy, 1, task, kernel);
+      compare(triples, policy, 2, task, kernel, 14);
+    }
   }
 }
 

@@ -114,7 +114,7 @@ std::vector<Case> cases() {
         {"policy", "jsq"},
         {"family", "complete"},
         {"d", "2"},
-        {"N", "200000"},
+        {"N", "400000"},  // the pooled kernel: about 72 B per server at its peak
         {"lambda", "0.5"},
         {"horizon", "1"},
         {"warmup", "0"},

@@ -16,6 +16,9 @@ enum class Kernel {
   markov,        // race of exponential clocks (exponential service, independent replica sizes,
                  // any policy but redundancy_cos): no residual sizes, no event queue
   event_driven,  // per-server completion times in an indexed heap: any service distribution
+  pooled,        // the markov race on queue lengths alone, servers observed together: dispatching
+                 // (jsq, random, jiq, power_of_d) on complete with d < N, identical speeds and
+                 // exponential service (all conditions: docs/sim.md, "Pooled dispatching")
 };
 
 // The replication index of the warm-up detection pilot run (simulate.hpp).
@@ -23,8 +26,10 @@ inline constexpr std::uint64_t kPilotReplication = ~std::uint64_t{0};
 // More jobs than this in the system at once ends a replication with an Error (unstable system).
 inline constexpr std::size_t kMaxJobsInSystem = std::size_t{1} << 22;
 
-// The kernel `automatic` resolves to for these options.
+// The kernel `automatic` resolves to for these options (markov or event_driven), and for these
+// options on this system (pooled where it applies).
 Kernel resolve_kernel(const Options& options);
+Kernel resolve_kernel(const model::System& system, const Options& options);
 
 // Sojourn times in log-spaced bins: 2^7 bins per octave over [2^-32, 2^32) (relative width
 // 2^-7 < 0.8%); values outside land in the first or last bin. Memory is fixed (64 KiB). Counts
@@ -89,7 +94,8 @@ struct ReplicationStats {
   std::vector<std::uint64_t> sojourn_count_type;  // tracked types only
   double sojourn_sum = 0.0;
   std::uint64_t sojourn_count = 0;          // jobs whose sojourn time is in sojourn_sum
-  std::vector<double> mean_R, utilisation;  // per server
+  std::vector<double> mean_R, utilisation;  // per server, or one value for all (pooled_servers)
+  bool pooled_servers = false;  // exchangeable servers observed together (Kernel::pooled)
   SojournHistogram sojourn;
   std::vector<double> trace;          // window means of Q (plan.trace_window > 0)
   std::uint64_t events = 0;           // arrivals + departures, warm-up included

@@ -72,7 +72,8 @@ ResultsSource open_source(const std::string& path) {
     throw InputError(path + ": the sweep file stored in it expands to plan hash " +
                      source.plan.hash.substr(0, 12) + ", the file says " +
                      reader.attribute("plan_hash").substr(0, 12) +
-                     "; damaged, or made by another qsweep version");
+                     "; damaged, or made by a qsweep version whose methods give other numbers for "
+                     "its tasks (docs/sweep-format.md, \"Plan hash and file digest\")");
   }
   source.layout.emplace(results_layout(source.plan));
   source.verified = verify_results(path, source.plan, *source.layout);

@@ -149,8 +149,13 @@ struct MethodAdapter {
   Method method = Method::exact;
   std::string_view description;  // one line, for --help
   bool random = true;            // a block of it needs the sweep's seed
-  std::vector<KeySpec> keys;     // its block keys, `method` and `zip` aside, in --help order
-  std::vector<Column> columns;   // its results group: task_id, the parameters, the results
+  // The version of the numbers it gives for a task: bumped for the tasks whose numbers change
+  // (same task, same seed, other numbers), so that a results file made before is neither
+  // resumed nor grown with them (in the plan hash and the task key from version 2 on).
+  // nullptr: version 1.
+  int (*numbers)(const Task&) = nullptr;
+  std::vector<KeySpec> keys;    // its block keys, `method` and `zip` aside, in --help order
+  std::vector<Column> columns;  // its results group: task_id, the parameters, the results
   // Fills in what the keys leave to derive (torus N, speeds from a profile, lambda from rho)
   // and checks what one key's value implies for another; fails with a located InputError.
   void (*derive)(Draft&, const BlockContext&) = nullptr;

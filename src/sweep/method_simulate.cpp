@@ -17,6 +17,17 @@ namespace {
 const sim::Options& options_of(const Task& t) { return t.as<SimulateTask>().options; }
 sim::Options& options_of(Task& t) { return t.as<SimulateTask>().options; }
 
+// 2 for dispatching on complete, which the pooled kernel may run (docs/sim.md "Pooled
+// dispatching"; a superset of where it applies, decided without building the family): its
+// numbers differ from those of the general kernel before it.
+int numbers_version(const Task& t) {
+  const sim::Policy policy = options_of(t).policy;
+  const bool dispatching =
+      policy != sim::Policy::redundancy_coc && policy != sim::Policy::redundancy_cos;
+  return dispatching && t.as<SimulateTask>().system.family.kind == model::FamilyKind::complete ? 2
+                                                                                               : 1;
+}
+
 // ---- keys --------------------------------------------------------------------------------------
 
 Value parse_service_values(const YAML::Node& node, const Locator& loc) {
@@ -416,6 +427,7 @@ const MethodAdapter& simulate_method() {
       .method = Method::simulate,
       .description = "discrete-event simulation with confidence intervals",
       .random = true,
+      .numbers = numbers_version,
       .keys = keys(),
       .columns = columns(),
       .derive = derive_system,

@@ -292,12 +292,25 @@ Plan plan_from_flags(const std::vector<Flag>& flags) {
   return plan;
 }
 
+namespace {
+
+// "numbers 2\n" when the task's method gives numbers of a version after the first (version 1
+// adds nothing, so that the hashes of plans made before versions existed stay valid).
+std::string numbers_line(const Task& task) {
+  int (*version)(const Task&) = detail::method_adapter(task.method()).numbers;
+  const int numbers = version != nullptr ? version(task) : 1;
+  return numbers > 1 ? "numbers " + std::to_string(numbers) + "\n" : std::string();
+}
+
+}  // namespace
+
 std::string plan_hash(const std::vector<Task>& tasks) {
   Sha256 sha;
   sha.update("qsweep-plan-v1\n");
   for (const Task& task : tasks) {
     Task canonical = task;
     canonical.cost = 0.0;  // an estimate: improving the cost model must not break --resume
+    sha.update(numbers_line(task));
     sha.update(detail::canonical_text(canonical));
     sha.update("\n");
   }
@@ -311,7 +324,7 @@ std::string key_of(const Task& task, bool keep_id) {
   canonical.id = keep_id ? task.id : 0;
   canonical.block = 0;  // where it came from, not what it computes
   canonical.cost = 0.0;
-  return sha256_hex(detail::canonical_text(canonical));
+  return sha256_hex(numbers_line(task) + detail::canonical_text(canonical));
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ expect_message() {
 # ---------------------------------------------------------------------------------------------
 # README.md
 not_run README.md "bash scripts/setup.sh" "installs Debian packages and builds (minutes)"
-not_run README.md "bash scripts/test.sh" "the whole test suite (about 30 minutes), this test in it"
+not_run README.md "bash scripts/test.sh" "the whole test suite (about 45 minutes), this test in it"
 not_run README.md "mpirun -n 2 build/qsweep run sweeps/my-study.yaml -o results/my-study.h5 --resume   # after editing" \
   "needs an edited sweep and two part files: tests/integration/run_grow.sh and run_merge.sh grow and merge"
 fresh readme

@@ -156,6 +156,11 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
         flags.push_back({args->keys[i].first, args->values[i]});
     const sweep::Plan plan = sweep::plan_from_flags(flags);  // InputError: exit code bad_input
     const sweep::Task& task = plan.tasks.front();
+    if (task.ranks != 1)
+      throw InputError(
+          "--ranks: qsweep eval runs a task in this one process; tasks that span "
+          "ranks run with `qsweep run` under mpirun (docs/running.md, \"Tasks that "
+          "span ranks\"); expected --ranks 1 or no --ranks");
     const sweep::MemoryLimit limit = local_memory_limit(args->max_task_memory);
     sweep::check_task_memory(plan, limit);
     const sweep::TaskOutcome outcome = sweep::execute(task);

@@ -145,6 +145,27 @@ Comm Comm::split_shared() const {
   return owned;
 }
 
+Comm Comm::create_group(const std::vector<int>& ranks, int tag) const {
+  MPI_Group all = MPI_GROUP_NULL, some = MPI_GROUP_NULL;
+  check_mpi(MPI_Comm_group(handle_, &all), "MPI_Comm_group");
+  const int included = MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &some);
+  MPI_Group_free(&all);
+  check_mpi(included, "MPI_Group_incl");
+  MPI_Comm group = MPI_COMM_NULL;
+  const int created = MPI_Comm_create_group(handle_, some, tag, &group);
+  MPI_Group_free(&some);
+  check_mpi(created, "MPI_Comm_create_group");
+  Comm owned(group, true);
+  check_mpi(MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  return owned;
+}
+
+bool Comm::any(bool value) const {
+  int flag = value ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LOR, handle_), "MPI_Allreduce");
+  return flag != 0;
+}
+
 int Comm::rank() const {
   int rank = 0;
   check_mpi(MPI_Comm_rank(handle_, &rank), "MPI_Comm_rank");

@@ -26,6 +26,7 @@
 #include "qsweep/run/plan_results.hpp"
 #include "qsweep/run/scheduler.hpp"
 #include "qsweep/run/signals.hpp"
+#include "qsweep/run/spans.hpp"
 #include "qsweep/store/activity.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
@@ -54,9 +55,10 @@ constexpr double kTerminalRefreshSeconds = 0.5;
 constexpr double kReleaseAfterBytes = 64.0 * (1 << 20);
 
 // --- protocol ---------------------------------------------------------------------------------
-// rank 0 -> worker: kWork (Batch with seq), kStop (StopMode as int), kFinish (last message).
-// worker -> rank 0: kReport (one per batch received, in any order), kStopRequest (the worker
-// got a signal itself), kHeartbeat (every kHeartbeatSeconds, for `qsweep status`), kFinished
+// rank 0 -> worker: kWork (Batch with seq), kSpan (a task the rank runs with others, once it has
+// nothing else to run), kStop (StopMode as int), kFinish (last message).
+// worker -> rank 0: kReport (one per batch or span received, in any order), kStopRequest (the
+// worker got a signal itself), kHeartbeat (every kHeartbeatSeconds, for `qsweep status`), kFinished
 // (the answer to kFinish, its last message: rank 0 reads everything before it, so no message
 // is left unreceived).
 enum Tag : int {
@@ -66,7 +68,8 @@ enum Tag : int {
   kReport = 4,
   kStopRequest = 5,
   kHeartbeat = 6,
-  kFinished = 7
+  kFinished = 7,
+  kSpan = 8
 };
 constexpr double kHeartbeatSeconds = 5.0;
 
@@ -77,6 +80,21 @@ struct WorkOrder {
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
     ar & seq & batch;
+    // clang-format on
+  }
+};
+
+// A task for several ranks together (spans.hpp): each member gets the same order; the first
+// member leads (writes the task's attempts and row, and reports it).
+struct SpanOrder {
+  std::uint64_t seq = 0;
+  std::uint64_t id = 0;
+  std::int32_t attempts = 0;  // this time included
+  std::vector<int> members;   // ranks of the run's communicator, the leader first
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    // clang-format off
+    ar & seq & id & attempts & members;
     // clang-format on
   }
 };
@@ -109,6 +127,28 @@ Report empty_report(std::uint64_t seq, std::uint64_t tasks) {
 }
 
 Report not_run(const WorkOrder& order) { return empty_report(order.seq, order.batch.ids.size()); }
+
+// Counts a finished task into its batch's report.
+void tally(Report& report, const FinishedTask& task) {
+  report.wall_seconds += task.outcome.wall_seconds;
+  switch (task.outcome.status) {
+    case TaskStatus::done:
+      ++report.done;
+      break;
+    case TaskStatus::unstable:
+      ++report.unstable;
+      break;
+    case TaskStatus::failed:
+      ++report.failed;
+      if (report.failures.size() < kFailuresPerReport) {
+        report.failures.emplace_back(task.id,
+                                     store::fit_text(task.outcome.error, sweep::kErrorWidth - 1));
+      }
+      break;
+    case TaskStatus::pending:
+      break;
+  }
+}
 
 // Non-blocking sends whose buffers live until the send completes.
 class Outbox {
@@ -226,26 +266,7 @@ class Workbench {
   Report write(std::vector<FinishedTask>& finished) {
     write_finished(file_, plan_, finished);
     Report report = empty_report(running_.seq, running_.batch.ids.size());
-    for (const FinishedTask& task : finished) {
-      report.wall_seconds += task.outcome.wall_seconds;
-      switch (task.outcome.status) {
-        case TaskStatus::done:
-          ++report.done;
-          break;
-        case TaskStatus::unstable:
-          ++report.unstable;
-          break;
-        case TaskStatus::failed:
-          ++report.failed;
-          if (report.failures.size() < kFailuresPerReport) {
-            report.failures.emplace_back(
-                task.id, store::fit_text(task.outcome.error, sweep::kErrorWidth - 1));
-          }
-          break;
-        case TaskStatus::pending:
-          break;
-      }
-    }
+    for (const FinishedTask& task : finished) tally(report, task);
     return report;
   }
 
@@ -273,9 +294,32 @@ class Pause {
 
 struct StartState {
   std::vector<std::uint64_t> todo;
-  std::vector<std::int32_t> attempts;  // per task
-  ProgressCounts counts;               // before this run
+  std::vector<std::int32_t> attempts;   // per task
+  ProgressCounts counts;                // before this run
+  std::map<std::uint64_t, Span> spans;  // the tasks that run on several ranks (spans.hpp)
 };
+
+// A task that spans ranks, waiting for them.
+struct WaitingSpan {
+  std::uint64_t id = 0;
+  std::int32_t attempts = 0;  // before this run's
+  double cost = 0.0;
+};
+
+// Takes the tasks that span ranks (`spans`) out of `start.todo`, biggest estimated cost first.
+std::deque<WaitingSpan> take_spanning(const sweep::Plan& plan,
+                                      const std::map<std::uint64_t, Span>& spans,
+                                      StartState& start) {
+  std::deque<WaitingSpan> spanning;
+  std::erase_if(start.todo, [&](std::uint64_t id) {
+    if (!spans.contains(id)) return false;
+    spanning.push_back({id, start.attempts.at(id), scheduling_cost(plan.tasks.at(id))});
+    return true;
+  });
+  std::stable_sort(spanning.begin(), spanning.end(),
+                   [](const WaitingSpan& a, const WaitingSpan& b) { return a.cost > b.cost; });
+  return spanning;
+}
 
 class Coordinator {
  public:
@@ -288,11 +332,13 @@ class Coordinator {
         options_(options),
         signals_(signals),
         local_(local),
+        spans_(std::move(start.spans)),
+        spanning_(take_spanning(plan, spans_, start)),  // after spans_
         scheduler_(plan, std::move(start.todo), std::move(start.attempts)),
         ledger_(std::move(nodes)),
         sizer_(kBatchSeconds, kMaxBatchTasks),
         counts_(start.counts),
-        cost_todo_(scheduler_.remaining_cost()),
+        cost_todo_(scheduler_.remaining_cost() + spanning_cost()),
         outbox_(comm),
         progress_(stderr, options.progress_in_place,
                   options.progress_in_place ? kTerminalRefreshSeconds : options.progress_seconds,
@@ -323,7 +369,8 @@ class Coordinator {
       }
       if (signals_.requested() > mode_) request_stop(signals_.requested());
       if (mode_ == StopMode::none) event = dispatch() || event;
-      if (all_answered() && (mode_ != StopMode::none || scheduler_.empty())) break;
+      if (all_answered() && (mode_ != StopMode::none || (scheduler_.empty() && spanning_.empty())))
+        break;
       outbox_.poll();
       if (options_.progress_seconds >= 0) {
         progress_.update(counts_, finished_this_run_, cost_done_ + running_credit_now(),
@@ -360,15 +407,24 @@ class Coordinator {
  private:
   struct HandedOut {
     std::uint64_t seq;
-    double cost;  // estimated
+    double cost;  // estimated (of a span: on its leader; 0 on the others)
     std::vector<std::uint64_t> ids;
+    bool span = false;  // a task that spans ranks
   };
   struct Slot {
     int rank;
     std::vector<HandedOut> outstanding;  // in the order the rank runs them
     double heard;                        // last message from the rank (Unix seconds)
     double since;                        // when the first outstanding batch started (about)
+    bool reserved = false;               // held for the next task that spans ranks
+    bool spanning = false;               // running a task with other ranks
   };
+
+  double spanning_cost() const {
+    double cost = 0.0;
+    for (const WaitingSpan& waiting : spanning_) cost += waiting.cost;
+    return cost;
+  }
 
   Slot& slot_of(int rank) {
     for (Slot& slot : slots_) {
@@ -441,10 +497,11 @@ class Coordinator {
   }
 
   bool dispatch() {
-    bool sent = false;
+    bool sent = start_span();
     std::optional<MemoryWait> refused;
     const int workers = static_cast<int>(slots_.size());
     for (Slot& slot : slots_) {
+      if (slot.reserved || slot.spanning) continue;
       while (slot.outstanding.size() < kBatchesInFlight && !scheduler_.empty()) {
         // The next batch must fit beside what the rank's node holds (memory.hpp).
         const double head = scheduler_.next_memory();
@@ -471,6 +528,93 @@ class Coordinator {
     return sent;
   }
 
+  // Holds ranks for the next task that spans ranks and starts it once they have run what they
+  // had and their nodes have room for it; ordinary batches go on around it on the other ranks.
+  bool start_span() {
+    if (spanning_.empty()) return false;
+    const WaitingSpan& next = spanning_.front();
+    const Span& span = spans_.at(next.id);
+    if (!reserve(span.ranks)) return false;
+    std::vector<Slot*> group;
+    for (Slot& slot : slots_) {
+      if (!slot.reserved) continue;
+      if (!slot.outstanding.empty()) return false;
+      group.push_back(&slot);
+    }
+    const std::uint64_t seq = next_seq_;
+    for (std::size_t charged = 0; charged < group.size(); ++charged) {
+      const int rank = group[charged]->rank;
+      const double room = ledger_.room_for(rank, span.memory);
+      if (room < span.memory) {
+        for (std::size_t i = 0; i < charged; ++i) ledger_.returned(group[i]->rank, seq);
+        report_memory_wait({rank, span.memory, room});
+        return false;
+      }
+      ledger_.hand_out(rank, seq, span.memory);
+    }
+    SpanOrder order{next_seq_++, next.id, next.attempts + 1, {}};
+    for (const Slot* slot : group) order.members.push_back(slot->rank);
+    const double now = store::unix_seconds();
+    for (Slot* slot : group) {
+      const bool leads = slot->rank == order.members.front();
+      slot->outstanding.push_back({order.seq, leads ? next.cost : 0.0, {next.id}, true});
+      slot->since = now;
+      slot->reserved = false;
+      slot->spanning = true;
+      outbox_.send(slot->rank, kSpan, order);
+    }
+    spanning_.pop_front();
+    return true;
+  }
+
+  // Marks `ranks` ranks for the next task that spans ranks (once; they keep the mark until it
+  // starts): ranks of one node where one has enough, else the least busy of the nodes with most.
+  // Rank 0 never takes part: it coordinates. False while too few ranks are free of other spans.
+  bool reserve(int ranks) {
+    const auto wanted = static_cast<std::size_t>(ranks);
+    if (std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.reserved; }) > 0)
+      return true;
+    std::map<int, std::vector<Slot*>> free_by_node;
+    std::size_t free = 0;
+    for (Slot& slot : slots_) {
+      if (slot.rank == 0 || slot.spanning) continue;
+      free_by_node[ledger_.node_of(slot.rank)].push_back(&slot);
+      ++free;
+    }
+    if (free < wanted) return false;
+    const auto busy = [](const Slot* a, const Slot* b) {
+      return a->outstanding.size() < b->outstanding.size();
+    };
+    std::vector<std::vector<Slot*>> nodes;
+    for (auto& [node, node_slots] : free_by_node) {
+      std::stable_sort(node_slots.begin(), node_slots.end(), busy);
+      nodes.push_back(node_slots);
+    }
+    // One node that has enough: the one whose `wanted` least busy ranks have least outstanding.
+    const auto load = [&](const std::vector<Slot*>& node) {
+      std::size_t batches = 0;
+      for (std::size_t i = 0; i < wanted; ++i) batches += node[i]->outstanding.size();
+      return batches;
+    };
+    std::vector<Slot*>* chosen = nullptr;
+    for (auto& node : nodes) {
+      if (node.size() >= wanted && (chosen == nullptr || load(node) < load(*chosen)))
+        chosen = &node;
+    }
+    std::vector<Slot*> group;
+    if (chosen != nullptr) {
+      group.assign(chosen->begin(), chosen->begin() + static_cast<std::ptrdiff_t>(wanted));
+    } else {
+      std::stable_sort(nodes.begin(), nodes.end(),
+                       [](const auto& a, const auto& b) { return a.size() > b.size(); });
+      for (const auto& node : nodes)
+        for (Slot* slot : node)
+          if (group.size() < wanted) group.push_back(slot);
+    }
+    for (Slot* slot : group) slot->reserved = true;
+    return true;
+  }
+
   void on_report(Slot& slot, const Report& report) {
     const auto it = std::find_if(slot.outstanding.begin(), slot.outstanding.end(),
                                  [&](const auto& entry) { return entry.seq == report.seq; });
@@ -478,12 +622,15 @@ class Coordinator {
       throw std::logic_error("report for an unknown batch from rank " + std::to_string(slot.rank));
     }
     const double cost = it->cost;
+    const bool span = it->span;
     if (it == slot.outstanding.begin()) slot.since = store::unix_seconds();  // the next starts
     slot.outstanding.erase(it);
+    if (span) slot.spanning = false;
     ledger_.returned(slot.rank, report.seq);
     if (report.resident_bytes > 0.0) ledger_.set_baseline(slot.rank, report.resident_bytes);
     if (local_ == nullptr) ledger_.set_baseline(0, resident_bytes());  // coordinating only
-    if (report.finished() == report.tasks && report.tasks > 0) {
+    // A span's time on several ranks says nothing about a batch on one.
+    if (report.finished() == report.tasks && report.tasks > 0 && !span) {
       sizer_.observe(cost, report.wall_seconds);
     }
     if (report.tasks > 0) {
@@ -568,6 +715,8 @@ class Coordinator {
   const RunOptions& options_;
   const SignalWatch& signals_;
   Workbench* local_;
+  const std::map<std::uint64_t, Span> spans_;
+  std::deque<WaitingSpan> spanning_;  // the tasks that span ranks, not started yet, in order
   Scheduler scheduler_;
   MemoryLedger ledger_;
   bool memory_wait_reported_ = false;
@@ -589,7 +738,47 @@ class Coordinator {
 
 // --- ranks > 0 --------------------------------------------------------------------------------
 
-void work(const Comm& comm, Workbench& bench, const SignalWatch& signals) {
+// What a member of a task that spans ranks needs besides its order.
+struct SpanContext {
+  const sweep::Plan& plan;
+  store::ResultsFile& file;
+  const SpanningTaskFunction& run_spanning;
+};
+
+// MPI_Comm_create_group tells concurrent creations apart by tag (at least this many exist).
+constexpr std::uint64_t kGroupTags = 32768;
+
+// This rank's part of a task that spans ranks, on the main thread (the members call MPI
+// together; rank 0 sends it only to ranks with nothing else to run). Collective over the members:
+// all of them run it or, when one of them is stopping, none does (the task stays pending).
+Report run_span(const Comm& comm, const SpanOrder& order, bool stopping, const SpanContext& with) {
+  const Comm group = comm.create_group(order.members, static_cast<int>(order.seq % kGroupTags));
+  const bool leads = comm.rank() == order.members.front();
+  Report report = empty_report(order.seq, leads ? 1 : 0);
+  if (group.any(stopping)) return report;
+  const sweep::Task& task = with.plan.tasks.at(order.id);
+  if (leads) {
+    const std::uint64_t id = order.id;
+    const std::int32_t attempts = order.attempts;
+    with.file.write_attempts({&id, 1}, {&attempts, 1});
+    TestHold::from_environment().wait_for_release(order.id);
+  }
+  std::vector<FinishedTask> finished{
+      {order.id,
+       run_guarded([&](const sweep::Task& t) { return with.run_spanning(t, group); }, task),
+       comm.rank()}};
+  if (leads) {
+    write_finished(with.file, with.plan, finished);
+    tally(report, finished.front());
+  }
+  finished.clear();
+  if (task.memory >= kReleaseAfterBytes) release_free_memory();
+  report.resident_bytes = resident_bytes();
+  return report;
+}
+
+void work(const Comm& comm, Workbench& bench, const SignalWatch& signals,
+          const SpanContext& spans) {
   Outbox outbox(comm);
   StopMode mode = StopMode::none;
   auto stop = [&](StopMode requested) {
@@ -616,6 +805,12 @@ void work(const Comm& comm, Workbench& bench, const SignalWatch& signals) {
           } else {
             outbox.send(0, kReport, not_run(order));
           }
+          break;
+        }
+        case kSpan: {
+          const auto order = comm.recv<SpanOrder>(*envelope);
+          if (!bench.idle()) throw std::logic_error("a task that spans ranks sent to a busy rank");
+          outbox.send(0, kReport, run_span(comm, order, mode != StopMode::none, spans));
           break;
         }
         case kStop:
@@ -838,8 +1033,9 @@ NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
 // Rank 0: refuses a plan with a task that cannot fit: over --max-task-memory (by default a
 // rank's share of its node), or bigger than every node that has a computing rank, with its ranks'
 // baselines.
-void check_memory(const sweep::Plan& plan, const NodeMap& nodes, const RunOptions& options,
-                  bool rank0_computes) {
+// Returns the ranks of the tasks that span ranks (spans.hpp), each rank's share checked likewise.
+std::map<std::uint64_t, Span> check_memory(const sweep::Plan& plan, const NodeMap& nodes,
+                                           const RunOptions& options, bool rank0_computes) {
   std::vector<bool> computes(static_cast<std::size_t>(nodes.nodes()), false);
   for (std::size_t rank = 0; rank < nodes.node_of_rank.size(); ++rank)
     if (rank != 0 || rank0_computes)
@@ -869,6 +1065,8 @@ void check_memory(const sweep::Plan& plan, const NodeMap& nodes, const RunOption
     }
   }
   sweep::check_task_memory(plan, per_task);
+  std::map<std::uint64_t, Span> spans =
+      choose_spans(plan, per_task, static_cast<int>(nodes.node_of_rank.size()) - 1);
   // Alone on the node that has the most room beside its ranks' baselines.
   sweep::MemoryLimit alone;
   alone.bytes = -1.0;
@@ -885,12 +1083,14 @@ void check_memory(const sweep::Plan& plan, const NodeMap& nodes, const RunOption
         sweep::memory_text(nodes.baselines_on(node)), nodes.ranks_text(node));
   }
   sweep::check_task_memory(plan, alone);
+  return spans;
 }
 
 // Runs the plan's remaining tasks (`start`, on rank 0) into the results file at `path`.
 RunResult run_file(const Comm& comm, const sweep::Plan& plan, const store::Layout& layout,
                    const std::string& path, const RunOptions& options, StartState start,
-                   NodeMap nodes, const SignalWatch& signals, const TaskFunction& run_task) {
+                   NodeMap nodes, const SignalWatch& signals, const TaskFunction& run_task,
+                   const SpanningTaskFunction& run_spanning) {
   store::ResultsFile file(path, layout, comm.handle());
   // The ranks' baselines again, with the results file open (HDF5's buffers).
   const std::vector<double> resident = comm.gather(resident_bytes(), 0);
@@ -907,7 +1107,7 @@ RunResult run_file(const Comm& comm, const sweep::Plan& plan, const store::Layou
       result.counts = coordinator.counts();
       result.work_seconds = coordinator.work_seconds();
     } else {
-      work(comm, *bench, signals);
+      work(comm, *bench, signals, SpanContext{plan, file, run_spanning});
     }
   } catch (const MpiError& e) {
     // The message names the MPI call; add which rank of which communicator.
@@ -956,7 +1156,7 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
 }
 
 RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions& options,
-                   const TaskFunction& run_task) {
+                   const TaskFunction& run_task, const SpanningTaskFunction& run_spanning) {
   // The run's own communicator (MPI_ERRORS_RETURN): its messages never meet anyone else's.
   const Comm comm = world.duplicate();
   const SignalWatch signals;
@@ -966,13 +1166,14 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   StartState start;
   const store::Layout layout = results_layout(plan);
   NodeMap nodes = map_nodes(comm, options);
+  std::map<std::uint64_t, Span> spans;
   // Rank 0 holds the results file's writer lock from before it looks at the file until the run
   // has closed it.
   std::optional<store::WriterLock> lock;
   agree_on_rank0(comm, [&] {
     if (options.resume && options.force)
       throw InputError("--resume and --force exclude each other");
-    check_memory(plan, nodes, options, comm.size() == 1 || !options.dedicated_coordinator);
+    spans = check_memory(plan, nodes, options, comm.size() == 1 || !options.dedicated_coordinator);
     path = output_path(plan, options);
     check_output_location(path);
     lock.emplace(path, options.command_line);
@@ -988,6 +1189,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     }
     if (!create) grow_results(plan, path, options, comm.size());
     start = read_start(plan, layout, path, create);
+    start.spans = std::move(spans);
   });
   comm.broadcast(path, 0);
   comm.broadcast(create, 0);
@@ -998,7 +1200,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   }
   try {
     return run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes), signals,
-                    run_task);
+                    run_task, run_spanning);
   } catch (const std::exception& e) {
     // Rows are written whole and sealed last, so the file is consistent whatever failed.
     throw Error(std::string(e.what()) + " (" + path +

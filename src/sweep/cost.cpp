@@ -17,6 +17,12 @@ CostEstimate estimate_cost(const Task& task) {
   return detail::method_adapter(task.method()).estimate(task);
 }
 
+std::optional<MemoryEstimate> memory_per_rank(const Task& task, int ranks) {
+  const auto& adapter = detail::method_adapter(task.method());
+  if (adapter.memory_per_rank == nullptr) return std::nullopt;
+  return adapter.memory_per_rank(task, ranks);
+}
+
 std::string memory_text(double bytes) {
   constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   std::size_t unit = 0;
@@ -65,7 +71,7 @@ void check_task_memory(const Plan& plan, const MemoryLimit& limit) {
   const Task* first = nullptr;
   std::size_t over = 0;
   for (const Task& task : plan.tasks) {
-    if (task.memory + limit.baseline_bytes <= limit.bytes) continue;
+    if (task.ranks != 1 || task.memory + limit.baseline_bytes <= limit.bytes) continue;
     if (first == nullptr) first = &task;
     ++over;
   }

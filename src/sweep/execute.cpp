@@ -34,11 +34,11 @@ void check_shape(const Task& task, TaskOutcome& outcome) {
 
 }  // namespace
 
-TaskOutcome execute(const Task& task) {
+TaskOutcome execute(const Task& task, const SharedEngines& engines) {
   TaskOutcome outcome;
   const auto start = std::chrono::steady_clock::now();
   try {
-    detail::method_adapter(task.method()).run(task, outcome);
+    detail::method_adapter(task.method()).run(task, engines, outcome);
     check_shape(task, outcome);
   } catch (const std::exception& e) {
     outcome = TaskOutcome{};

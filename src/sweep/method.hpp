@@ -168,7 +168,10 @@ struct MethodAdapter {
   // The same estimate for a task on its own.
   CostEstimate (*estimate)(const Task&) = nullptr;
   // Runs a task: result, status and warning (a task's own errors may throw).
-  void (*run)(const Task&, TaskOutcome&) = nullptr;
+  void (*run)(const Task&, const SharedEngines&, TaskOutcome&) = nullptr;
+  // The memory estimate per rank of a task run on `ranks` ranks together; nullopt if the task
+  // cannot span ranks. nullptr: no task of the method can.
+  std::optional<MemoryEstimate> (*memory_per_rank)(const Task&, int ranks) = nullptr;
   std::string (*describe)(const Task&) = nullptr;  // see sweep::describe
   std::string (*category)(const Task&) = nullptr;  // see sweep::category
 };

@@ -20,6 +20,17 @@ exact::Options& options_of(Task& t) { return t.as<ExactTask>().options; }
 
 // ---- keys --------------------------------------------------------------------------------------
 
+// `ranks`: an integer >= 1, or auto (kAutoRanks).
+Value parse_ranks(const YAML::Node& node, const Locator& loc) {
+  constexpr std::string_view kExpected = "an integer >= 1 or auto";
+  if (node.IsScalar() && node.Scalar() == "auto") return std::int64_t{kAutoRanks};
+  const std::int64_t ranks = read_integer(node, loc, "ranks", kExpected);
+  if (ranks < 1 || ranks > kMaxTaskRanks)
+    fail(loc.at(node),
+         fmt::format("ranks is {}; expected {} (at most {})", ranks, kExpected, kMaxTaskRanks));
+  return ranks;
+}
+
 // Designated initializers leave the unnamed members at their defaults, as intended.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -71,6 +82,12 @@ std::vector<KeySpec> keys() {
                .apply = [](Draft& d, const Value& v) {
                  options_of(d.task).policy = *parse_name<exact::Policy>(text(v));
                }});
+  k.push_back({.name = "ranks",
+               .kind = Kind::fixed,
+               .help = "ranks the task runs on together (general engine): an integer, or auto for "
+                       "the fewest whose memory fits each rank's budget (default 1)",
+               .apply = [](Draft& d, const Value& v) { d.task.ranks = small_int(v); },
+               .parse_fixed = parse_ranks});
   return k;
 }
 #pragma GCC diagnostic pop
@@ -171,6 +188,19 @@ MemoryEstimate general_memory(const Task& task, const model::System& system) {
           fmt::format("2^{} sets x 16 B + {:g} types x {:g} B", N, types, per_type)};
 }
 
+// The distributed general engine (src/exact_mpi) on `ranks` ranks: each holds its share of the
+// lattice, 24 B per union (a third double for the terms pushed back from other blocks), and
+// everything else of the single-rank engine whole (the types, the speed tables, the result).
+MemoryEstimate distributed_general_memory(const Task& task, const model::System& system,
+                                          int ranks) {
+  MemoryEstimate single = general_memory(task, system);
+  const double sets = std::ldexp(1.0, system.N());
+  single.bytes += 24.0 * sets / ranks - 16.0 * sets;
+  single.formula = fmt::format("2^{} sets x 24 B / {} ranks{}", system.N(), ranks,
+                               single.formula.substr(single.formula.find(" + ")));
+  return single;
+}
+
 // Cancel-on-start engine (src/exact/cancel_on_start.cpp): five arrays of one double per server
 // set (lam, lam_C, D, B and two that are reused), 48 x 2^N bytes, plus per type the enumerated
 // type (16 B) and the engine's mask, rate and sums (about 80 B), and the half tables of speeds.
@@ -244,11 +274,14 @@ MemoryEstimate joint_memory(const Task& task, const model::System& system) {
 // The phases of an exact task, one after another: the engine; the joint pmf (the engine's
 // arrays freed, its results kept); the result with the copy check_shape makes of it (and later
 // the results file writer). The system's speeds and the family's lists live through all three.
-MemoryEstimate exact_memory(const Task& task, const model::System& system, bool symmetric) {
+// `ranks`: those of the distributed general engine (only for general-engine tasks).
+MemoryEstimate exact_memory(const Task& task, const model::System& system, bool symmetric,
+                            int ranks = 1) {
   MemoryEstimate engine = symmetric ? symmetric_memory(task, system)
                           : options_of(task).policy == exact::Policy::redundancy_cos
                               ? cancel_on_start_memory(task, system)
-                              : general_memory(task, system);
+                          : ranks > 1 ? distributed_general_memory(task, system, ranks)
+                                      : general_memory(task, system);
   double peak = engine.bytes;
   double result = engine.result_bytes;
   if (options_of(task).joint_qmax >= 0) {
@@ -271,6 +304,12 @@ CostEstimate cost(const Task& task, const model::System& system, exact::Engine e
 }
 
 // ---- expansion ---------------------------------------------------------------------------------
+
+// Whether evaluate() runs the task on the general engine, the one that can span ranks.
+bool spans(const model::System& system, const exact::Options& options) {
+  return options.policy == exact::Policy::redundancy_coc &&
+         exact::validate(system, options).engine == exact::Engine::general;
+}
 
 // Families whose exact evaluation can use the symmetric engine; every other one holds 2^N sets.
 bool has_symmetric_engine(model::FamilyKind kind) {
@@ -296,8 +335,20 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
   if (!v.ok())
     fail(block.where_of(v.option),
          fmt::format("{} ('{}'); expected {}", v.problem, describe(t), v.expected));
+  if (t.ranks > 1 && !spans(*known.system, options_of(t)))
+    fail(block.where_of("ranks"),
+         fmt::format("ranks is {}, but only the general engine on cancel-on-completion "
+                     "redundancy runs on several ranks and this task uses the {} engine ('{}'); "
+                     "expected ranks: 1 or auto (which gives such tasks one rank)",
+                     t.ranks, name_of(v.engine), describe(t)));
   if (!check_stable(t, known, block)) return std::nullopt;
   return cost(t, *known.system, v.engine);
+}
+
+std::optional<MemoryEstimate> memory_per_rank(const Task& t, int ranks) {
+  const model::System system = build_system(t.system());
+  if (!spans(system, options_of(t))) return std::nullopt;
+  return exact_memory(t, system, false, ranks);
 }
 
 CostEstimate estimate(const Task& t) {
@@ -307,10 +358,13 @@ CostEstimate estimate(const Task& t) {
 
 // ---- execution and text ------------------------------------------------------------------------
 
-void run(const Task& task, TaskOutcome& outcome) {
+void run(const Task& task, const SharedEngines& engines, TaskOutcome& outcome) {
   // evaluate() checks stability itself and says which set violates it.
+  const model::System system = build_system(task.system());
   const auto& result = outcome.result.emplace<exact::Result>(
-      exact::evaluate(build_system(task.system()), options_of(task)));
+      engines.exact_general
+          ? exact::detail::evaluate_with(system, options_of(task), engines.exact_general)
+          : exact::evaluate(system, options_of(task)));
   outcome.status = result.stable ? TaskStatus::done : TaskStatus::unstable;
   if (!result.stable) outcome.error = result.unstable_reason;
   outcome.warning = result.warning;
@@ -323,6 +377,8 @@ std::string describe_task(const Task& t) {
                                  family_text(t.system()), o.qmax);
   if (o.joint_qmax >= 0)
     text += fmt::format(" joint_qmax={} joint_bin={}", o.joint_qmax, o.joint_bin);
+  if (t.ranks != 1)
+    text += t.ranks == kAutoRanks ? std::string(" ranks=auto") : fmt::format(" ranks={}", t.ranks);
   return text;
 }
 
@@ -446,6 +502,7 @@ const MethodAdapter& exact_method() {
       .prepare = prepare,
       .estimate = estimate,
       .run = run,
+      .memory_per_rank = memory_per_rank,
       .describe = describe_task,
       .category = category_of,
   };

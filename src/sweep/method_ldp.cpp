@@ -214,7 +214,7 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
 
 // ---- execution and text ------------------------------------------------------------------------
 
-void run(const Task& task, TaskOutcome& outcome) {
+void run(const Task& task, const SharedEngines& /*engines*/, TaskOutcome& outcome) {
   const auto& result =
       outcome.result.emplace<ldp::Result>(ldp::estimate(options_of(task), task.seed, task.id));
   outcome.status = TaskStatus::done;

@@ -160,7 +160,7 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
 
 // ---- execution and text ------------------------------------------------------------------------
 
-void run(const Task& task, TaskOutcome& outcome) {
+void run(const Task& task, const SharedEngines& /*engines*/, TaskOutcome& outcome) {
   outcome.result.emplace<meanfield::Result>(meanfield::solve(options_of(task)));
   outcome.status = TaskStatus::done;
 }

@@ -266,7 +266,7 @@ CostEstimate estimate(const Task& t) { return cost(t, build_system(t.system()));
 
 // ---- execution and text ------------------------------------------------------------------------
 
-void run(const Task& task, TaskOutcome& outcome) {
+void run(const Task& task, const SharedEngines& /*engines*/, TaskOutcome& outcome) {
   const model::System system = build_system(task.system());
   // The policy's own stability region, not only eq. (2) (random routing, power_of_d).
   const sim::PolicyStability stability = sim::check_stability(system, options_of(task));

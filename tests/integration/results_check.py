@@ -5,6 +5,10 @@
       The result datasets of A and B are identical (timing and rank columns aside), and so are
       their plan hashes and stored sweep files (with --other-sweep-text, the plan hashes only:
       a merged file stores a joined sweep that expands to the same plan).
+  results_check.py close A.h5 B.h5 --rtol R
+      A and B hold the same plan (plan hash) and every result dataset of A equals B's (timing,
+      rank and checksum columns aside): integers exactly, floats within R relative (NaN where
+      the other is NaN; an exact zero only against a value within R of it).
   results_check.py snapshot FILE.h5 OUT.npz
       Saves status and attempts of every task (taken after a kill).
   results_check.py resumed FINAL.h5 REFERENCE.h5 SNAPSHOT.npz... [--min-kills-in-flight K]
@@ -73,6 +77,35 @@ def same(path_a, path_b, ignore_attempts=False, other_sweep_text=False):
                 fail(f"{name} differs at {where[:5].tolist()}: {a[tuple(where[0])]} vs {b[tuple(where[0])]}")
             compared += 1
         print(f"results_check: {path_a} and {path_b}: {compared} datasets identical")
+
+
+def close(path_a, path_b, rtol):
+    with h5py.File(path_a, "r") as fa, h5py.File(path_b, "r") as fb:
+        if fa.attrs["plan_hash"] != fb.attrs["plan_hash"]:
+            fail(f"plan hashes differ: {fa.attrs['plan_hash']} vs {fb.attrs['plan_hash']}")
+        da, db = datasets(fa), datasets(fb)
+        if set(da) != set(db):
+            fail(f"different datasets: {sorted(set(da) ^ set(db))}")
+        compared, worst = 0, 0.0
+        for name in sorted(set(da) - TIMING):
+            a, b = da[name][()], db[name][()]
+            if a.dtype != b.dtype or a.shape != b.shape:
+                fail(f"{name}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}")
+            if a.dtype.kind == "f":
+                nan = np.isnan(a) | np.isnan(b)
+                if not np.array_equal(np.isnan(a), np.isnan(b)):
+                    fail(f"{name}: NaN in one file only at {np.argwhere(np.isnan(a) != np.isnan(b))[:5].tolist()}")
+                scale = np.maximum(np.abs(a), np.abs(b))
+                error = np.where(nan, 0.0, np.abs(a - b) / np.where(scale > 0, scale, 1.0))
+                if error.size and error.max() > rtol:
+                    where = np.unravel_index(np.argmax(error), error.shape)
+                    fail(f"{name} differs by {error.max():.3g} relative at {list(where)}: {a[where]} vs {b[where]}")
+                worst = max(worst, float(error.max()) if error.size else 0.0)
+            elif not same_values(a, b):
+                fail(f"{name} differs")
+            compared += 1
+        print(f"results_check: {path_a} and {path_b}: {compared} datasets equal, floats within "
+              f"{worst:.3g} relative (at most {rtol})")
 
 
 def snapshot(path, out):
@@ -170,6 +203,8 @@ def csv_matches(path, group_name, csv_path):
 def main(argv):
     if len(argv) >= 3 and argv[0] == "same":
         same(argv[1], argv[2], "--ignore-attempts" in argv[3:], "--other-sweep-text" in argv[3:])
+    elif len(argv) == 5 and argv[0] == "close" and argv[3] == "--rtol":
+        close(argv[1], argv[2], float(argv[4]))
     elif len(argv) == 3 and argv[0] == "snapshot":
         snapshot(argv[1], argv[2])
     elif len(argv) >= 3 and argv[0] == "resumed":

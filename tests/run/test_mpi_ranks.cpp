@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/serialization/vector.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <stdexcept>
+#include <vector>
 
 #include "../store/mpi_test_environment.hpp"
 #include "hook_plan.hpp"
@@ -89,6 +92,41 @@ TEST_F(MpiRanks, EveryRankWorksAndFailuresAreRecorded) {
   }
   EXPECT_EQ(ranks, (std::set<std::int64_t>{0, 1, 2}));
   EXPECT_EQ(reader.attribute("mpi_ranks"), "3");
+}
+
+TEST_F(MpiRanks, TasksThatSpanRanksRunOnAGroupOfTheirSizeAmongOrdinaryTasks) {
+  sweep::Plan plan = hook_plan(300, "spans", 0.0);
+  plan.tasks[5].ranks = 2;
+  plan.tasks[100].ranks = 2;
+  plan.tasks[200].ranks = sweep::kAutoRanks;  // fits one rank: runs as an ordinary task
+  std::set<std::uint64_t> spanned;            // by every member
+  const SpanningTaskFunction on_group = [&](const sweep::Task& task, const Comm& group) {
+    if (group.size() != 2) throw std::runtime_error("a group of " + std::to_string(group.size()));
+    // Collective over the group: both members run the task at the same time.
+    if (!group.any(group.rank() == 1)) throw std::runtime_error("the second member is missing");
+    spanned.insert(task.id);
+    return qsweep::testing::fake_result(task);
+  };
+  const RunResult result = run_plan(world_, plan, options_, hook(100us), on_group);
+  EXPECT_EQ(result.exit_code, exit_code::ok);
+  if (world_.rank() == 0) {
+    EXPECT_TRUE(spanned.empty());  // rank 0 coordinates and never joins a group
+    EXPECT_EQ(result.counts.done, 300u);
+    const store::ResultsReader reader(options_.output);
+    for (const store::TableColumn& column : reader.read_table("tasks")) {
+      if (column.name != "rank") continue;
+      const auto& ranks = std::get<std::vector<std::int64_t>>(column.values);
+      EXPECT_NE(ranks[5], 0);
+      EXPECT_NE(ranks[100], 0);
+    }
+  }
+  // Every member ran both spanning tasks, and nothing else on a group.
+  const std::vector<std::vector<std::uint64_t>> all =
+      world_.gather(std::vector<std::uint64_t>(spanned.begin(), spanned.end()), 0);
+  if (world_.rank() == 0) {
+    EXPECT_EQ(all[1], (std::vector<std::uint64_t>{5, 100}));
+    EXPECT_EQ(all[2], (std::vector<std::uint64_t>{5, 100}));
+  }
 }
 
 TEST_F(MpiRanks, ADedicatedCoordinatorComputesNothing) {

@@ -115,11 +115,17 @@ class Comm {
   // Collective: the ranks of this communicator that share memory with this one, i.e. run on the
   // same node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED), ordered as here; MPI_ERRORS_RETURN.
   Comm split_shared() const;
+  // Collective over `ranks` only (ranks of this communicator, the new one's in this order; each
+  // of them calls it with the same list and tag): their own communicator (MPI_Comm_create_group),
+  // with MPI_ERRORS_RETURN. Other ranks go on meanwhile.
+  Comm create_group(const std::vector<int>& ranks, int tag) const;
 
   MPI_Comm handle() const { return handle_; }
   int rank() const;
   int size() const;
   void barrier() const;
+  // Collective: whether `value` is true on any rank.
+  bool any(bool value) const;
 
   // Collective: `value` of `root` on every rank.
   template <class T>

@@ -8,6 +8,7 @@
 #include "qsweep/run/engine.hpp"
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/run/progress.hpp"
+#include "qsweep/run/spans.hpp"
 #include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::run {
@@ -58,7 +59,10 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path);
 // AgreedInputError for an output that may not be written (exists without --resume/--force, or
 // holds another plan); any other exception means this rank failed and the caller must end the
 // job with MpiSession::abort.
-RunResult run_plan(const Comm& comm, const sweep::Plan& plan, const RunOptions& options,
-                   const TaskFunction& run_task = sweep::execute);
+// `run_task` runs the tasks of one rank, `run_spanning` those that run on several ranks together.
+RunResult run_plan(
+    const Comm& comm, const sweep::Plan& plan, const RunOptions& options,
+    const TaskFunction& run_task = [](const sweep::Task& task) { return sweep::execute(task); },
+    const SpanningTaskFunction& run_spanning = execute_spanning);
 
 }  // namespace qsweep::run

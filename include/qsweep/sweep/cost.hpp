@@ -2,6 +2,7 @@
 // Rough cost of a task, for `qsweep plan` and for scheduling the biggest tasks first, and its
 // peak memory, for refusing a task that cannot fit and for keeping the tasks running at once on
 // a node within its memory (docs/running.md, "Memory").
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,11 @@ struct CostEstimate {
 // Throws InputError if the task's family cannot be built.
 CostEstimate estimate_cost(const Task& task);
 
+// The estimate for each of `ranks` ranks that run `task` together (Task::ranks; the result on
+// every one of them); nullopt if the task cannot span ranks (only exact tasks on the general
+// engine can). Throws InputError as estimate_cost.
+std::optional<MemoryEstimate> memory_per_rank(const Task& task, int ranks);
+
 // "512 B", "12.0 KiB", "256 MiB", "4.00 GiB" (binary units, three significant digits).
 std::string memory_text(double bytes);
 
@@ -52,7 +58,8 @@ struct MemoryLimit {
 
 // Throws InputError located at the task's block (FILE:LINE:COLUMN) for the first task whose
 // estimate plus the baseline exceeds the limit, naming the task, the estimate, the limit and how
-// many more tasks are over it.
+// many more tasks are over it. Tasks with Task::ranks != 1 are left to the runner, which
+// chooses their ranks (run/spans.hpp).
 void check_task_memory(const Plan& plan, const MemoryLimit& limit);
 
 }  // namespace qsweep::sweep

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "qsweep/common/task_status.hpp"
+#include "qsweep/exact/engine.hpp"
 #include "qsweep/sweep/task.hpp"
 
 namespace qsweep::sweep {
@@ -22,9 +23,15 @@ struct TaskOutcome {
   std::string warning{};
 };
 
+// What a task may use beyond its own rank: a task that spans ranks (Task::ranks) evaluates its
+// lattice of unions with the general engine of its ranks' group (the run layer gives exact_mpi's).
+struct SharedEngines {
+  exact::detail::GeneralEngine exact_general;  // empty: the single-rank engine
+};
+
 // Never throws for a task's own errors: they become status failed with the message. Tasks
 // outside the stability region (exact: eq. (2); simulate: the policy's, sim::check_stability)
 // become status unstable without running.
-TaskOutcome execute(const Task& task);
+TaskOutcome execute(const Task& task, const SharedEngines& engines = {});
 
 }  // namespace qsweep::sweep

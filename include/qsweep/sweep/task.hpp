@@ -119,6 +119,11 @@ namespace qsweep::sweep {
 // The default parameters of `method`.
 MethodParams default_params(Method method);
 
+// Task::ranks of a task whose ranks the runner chooses: the fewest whose per-rank memory fits.
+inline constexpr int kAutoRanks = 0;
+// The most ranks a sweep file may ask one task to span.
+inline constexpr int kMaxTaskRanks = 1 << 16;
+
 struct Task {
   std::uint64_t id = 0;    // row in /tasks: position in the expanded plan (stable)
   int block = 0;           // 0-based index of the sweep block it came from
@@ -130,6 +135,10 @@ struct Task {
   // results files written before memory was estimated must still resume.
   double memory = 0.0;
   double result_memory = 0.0;
+  // The ranks the task runs on together (sweep key `ranks`): 1, more (exact tasks on the general
+  // engine), or kAutoRanks. Not in the canonical form either: the results do not depend on it
+  // (docs/running.md, "Tasks that span ranks").
+  int ranks = 1;
   MethodParams params;  // the method and its parameters
 
   Method method() const { return static_cast<Method>(params.index()); }

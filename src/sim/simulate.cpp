@@ -95,6 +95,8 @@ void add_all(std::vector<PairMoments>& moments, const std::vector<double>& value
 
 void means_with_hw(const std::vector<PairMoments>& moments, double t, std::vector<double>& mean,
                    std::vector<double>& hw) {
+  mean.reserve(mean.size() + moments.size());
+  hw.reserve(hw.size() + moments.size());
   for (const PairMoments& m : moments) {
     mean.push_back(m.mean_a);
     hw.push_back(m.mean_hw(t));
@@ -148,11 +150,17 @@ class Estimates {
       r.ET_type.push_back(m.ratio());
       r.ET_type_hw.push_back(m.ratio_hw(t95));
     }
-    means_with_hw(R_, t95, r.ER_server, r.ER_server_hw);
-    means_with_hw(busy_, t95, r.utilisation, r.utilisation_hw);
-    if (pooled_servers_)
-      for (auto* v : {&r.ER_server, &r.ER_server_hw, &r.utilisation, &r.utilisation_hw})
-        v->assign(static_cast<std::size_t>(N), v->front());
+    std::vector<double> R, R_hw, busy, busy_hw;
+    means_with_hw(R_, t95, R, R_hw);
+    means_with_hw(busy_, t95, busy, busy_hw);
+    const auto per_server = [this, N](std::vector<double>& values) {
+      return pooled_servers_ ? ServerValues(values.front(), static_cast<std::size_t>(N))
+                             : ServerValues(std::move(values));
+    };
+    r.ER_server = per_server(R);
+    r.ER_server_hw = per_server(R_hw);
+    r.utilisation = per_server(busy);
+    r.utilisation_hw = per_server(busy_hw);
     // Sectioning: the point estimate from all replications pooled, the spread from each one's.
     double* quantile_fields[][2] = {
         {&r.T_p50, &r.T_p50_hw}, {&r.T_p90, &r.T_p90_hw}, {&r.T_p99, &r.T_p99_hw}};
@@ -194,10 +202,11 @@ void set_estimates_nan(Result& r) {
   for (double* x : {&r.EQ, &r.EQ_hw, &r.VarQ, &r.VarQ_hw, &r.ET, &r.ET_hw, &r.T_p50, &r.T_p50_hw,
                     &r.T_p90, &r.T_p90_hw, &r.T_p99, &r.T_p99_hw})
     *x = kNaN;
-  for (std::vector<double>* v :
-       {&r.pmf, &r.pmf_hw, &r.occupancy, &r.occupancy_hw, &r.EQ_type, &r.EQ_type_hw, &r.ET_type,
-        &r.ET_type_hw, &r.ER_server, &r.ER_server_hw, &r.utilisation, &r.utilisation_hw})
+  for (std::vector<double>* v : {&r.pmf, &r.pmf_hw, &r.occupancy, &r.occupancy_hw, &r.EQ_type,
+                                 &r.EQ_type_hw, &r.ET_type, &r.ET_type_hw})
     std::fill(v->begin(), v->end(), kNaN);
+  for (ServerValues* v : {&r.ER_server, &r.ER_server_hw, &r.utilisation, &r.utilisation_hw})
+    v->fill(kNaN);
 }
 
 // The warnings of a finished simulation, the most serious first; sets the estimates to NaN when
@@ -251,6 +260,12 @@ bool same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)
 bool same(const std::vector<double>& a, const std::vector<double>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                     [](double x, double y) { return same(x, y); });
+}
+bool same(const ServerValues& a, const ServerValues& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t n = 0; n < a.size(); ++n)
+    if (!same(a[n], b[n])) return false;
+  return true;
 }
 template <class T>
 bool same(const T& a, const T& b) {

@@ -191,14 +191,14 @@ void TableDatasets::write(const std::vector<ColumnLayout>& layout,
         add_range(flat_ranges, column.offsets[row], column.offsets[row + 1] - column.offsets[row]);
       }
       write_ranges(target.data.get(), target.memory_type.get(), flat_ranges, kOneValue,
-                   image.bytes.data(), path);
+                   image.data(), path);
       write_ranges(target.count.get(), H5T_NATIVE_INT64, row_ranges, kOneValue, image.counts.data(),
                    path + "_count");
     } else {
       const Shape shape =
           column.spec.type == ColumnType::f64_vector ? Shape{true, column.width} : kOneValue;
-      write_ranges(target.data.get(), target.memory_type.get(), row_ranges, shape,
-                   image.bytes.data(), path);
+      write_ranges(target.data.get(), target.memory_type.get(), row_ranges, shape, image.data(),
+                   path);
     }
   }
 }

@@ -94,7 +94,7 @@ void ResultsFile::write_finished(std::span<const FinishedRow> finished) {
   std::vector<std::vector<ColumnImage>> images(group_count);
   for (std::size_t g = 0; g < group_count; ++g) {
     if (entries[g].empty()) continue;
-    images[g] = detail::encode_rows(layout_.groups()[g].columns, entries[g]);
+    images[g] = detail::encode_rows(layout_.groups()[g].columns, entries[g], detail::Cells::viewed);
     file.groups[g].write(layout_.groups()[g].columns, row_numbers[g], images[g]);
   }
 

@@ -198,8 +198,33 @@ H5Id memory_type(const ColumnLayout& column) {
   throw std::logic_error("unknown column type");
 }
 
+namespace {
+
+// Bytes of row `row` of a column in its image (ragged: the planned length).
+std::size_t image_bytes(const ColumnLayout& column, std::uint64_t row) {
+  if (!is_ragged(column.spec.type)) return row_bytes(column);
+  return (column.offsets[row + 1] - column.offsets[row]) * 8;
+}
+
+// A ragged cell that fills its planned length is already its row's image.
+std::span<const unsigned char> whole_cell(const ColumnLayout& column, std::uint64_t row,
+                                          const CellValue& cell) {
+  const std::size_t bytes = image_bytes(column, row);
+  const auto view = [bytes](const auto* values) -> std::span<const unsigned char> {
+    if (values == nullptr || values->empty() || values->size() * 8 != bytes) return {};
+    return {reinterpret_cast<const unsigned char*>(values->data()), bytes};
+  };
+  if (column.spec.type == ColumnType::f64_ragged)
+    return view(std::get_if<std::vector<double>>(&cell));
+  if (column.spec.type == ColumnType::i64_ragged)
+    return view(std::get_if<std::vector<std::int64_t>>(&cell));
+  return {};
+}
+
+}  // namespace
+
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
-                                     const RowEntries& entries) {
+                                     const RowEntries& entries, Cells cells) {
   std::vector<ColumnImage> images(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
     const ColumnLayout& column = columns[c];
@@ -207,6 +232,18 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
     ColumnImage& image = images[c];
     image.row_start.reserve(entries.size() + 1);
     image.row_start.push_back(0);
+    if (cells == Cells::viewed && entries.size() == 1) {
+      const auto& [row, values] = entries.front();
+      image.cell = whole_cell(column, row, values->cells.at(c));
+      if (!image.cell.empty()) {
+        image.row_start.push_back(image.cell.size());
+        image.counts.push_back(static_cast<std::int64_t>(image.cell.size() / 8));
+        continue;
+      }
+    }
+    std::size_t total = 0;
+    for (const auto& entry : entries) total += image_bytes(column, entry.first);
+    image.bytes.reserve(total);  // not grown value by value: up to twice the bytes
     for (const auto& [row, values] : entries) {
       const CellValue& cell = values->cells.at(c);
       switch (spec.type) {

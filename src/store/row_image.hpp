@@ -42,22 +42,29 @@ void read_range(hid_t dataset, hid_t memory_type, Range range, Shape shape, void
 // One column of a block of rows, in file layout (native = little-endian on the supported
 // platforms; the file types are the little-endian ones).
 struct ColumnImage {
-  std::vector<unsigned char> bytes;    // the rows' values back to back (ragged: padded to the
-                                       // planned length, as in the flat dataset)
-  std::vector<std::size_t> row_start;  // rows + 1 offsets into bytes
-  std::vector<std::int64_t> counts;    // ragged columns only: real values per row (_count)
+  std::vector<unsigned char> bytes;     // the rows' values back to back (ragged: padded to the
+                                        // planned length, as in the flat dataset)
+  std::span<const unsigned char> cell;  // instead of bytes: a row's cell, already in file layout
+  std::vector<std::size_t> row_start;   // rows + 1 offsets into data()
+  std::vector<std::int64_t> counts;     // ragged columns only: real values per row (_count)
+  const unsigned char* data() const { return cell.empty() ? bytes.data() : cell.data(); }
   std::span<const unsigned char> row(std::size_t i) const {
     if (row_start[i + 1] == row_start[i]) return {};  // an empty row (maybe of empty bytes)
-    return {bytes.data() + row_start[i], row_start[i + 1] - row_start[i]};
+    return {data() + row_start[i], row_start[i + 1] - row_start[i]};
   }
 };
 
 // A block of rows of one table: (row number, its cells), ascending rows.
 using RowEntries = std::vector<std::pair<std::uint64_t, const Row*>>;
 
+// Whether images may point into the rows' cells instead of copying them: `viewed` for a block of
+// one row, whose ragged cells that fill their planned length are not copied (a simulation's
+// per-server columns: 8 bytes per server each); the rows must then outlive the images.
+enum class Cells { copied, viewed };
+
 // The rows `entries` of a table with `columns`, column by column.
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
-                                     const RowEntries& entries);
+                                     const RowEntries& entries, Cells cells = Cells::copied);
 
 // The cells of row i of `images` (made by encode_rows or read back from the file): the inverse
 // of encode_rows, but for padding: a distribution keeps its NaN padding (width values), text

@@ -199,15 +199,17 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
 // (8 B), with events a heap position and entry (20 B); a dispatching kernel's ring queue (24 B)
 // and its first buffer (4 ints: a 32 B chunk; with events 4 queued jobs, an 80 B chunk, a heap
 // position and entry and a free time: 108 B). Later phases hold less per server: the estimates
-// with the result's four values and half-widths (96 + 32 B), then the result and its copy
-// (64 B). Jobs in the system of the redundancy and event kernels (a job record and its
-// replicas' list nodes, about 48 B, twice that while their arrays grow): at most
-// N rho / (1 - rho), the mean of independent M/M/1 queues. The pooled kernel (dispatching on
-// complete with identical speeds, docs/sim.md "Pooled dispatching") holds only the speeds and a
-// queue length per server (12 B) while replications run, the speeds and the result's four
-// per-server vectors with their copy (8 + 32 + 32 B) after. Per level of qmax and occupancy_max:
+// with the result's four values and half-widths (96 + 32 B), then the result and its row (64 B).
+// Jobs in the system of the redundancy and event kernels (a job record and its replicas' list
+// nodes, about 48 B, twice that while their arrays grow): at most N rho / (1 - rho), the mean of
+// independent M/M/1 queues. The pooled kernel (dispatching on complete with identical speeds,
+// docs/sim.md "Pooled dispatching") holds only the speeds and a queue length per server (12 B)
+// while replications run, and its result one value for all servers: its peak is the row, whose
+// four per-server columns (32 B) are made from that value. Per level of qmax and occupancy_max:
 // a Level, a PairMoments, a replication value and two result values (88 B). The family's lists
 // (graphs) as for exact, and the stability check of a listed family where it needs more.
+// Held until the batch is written: the result and its row (a row alone is written from its own
+// vectors; several rows of the group in one batch are also copied into one image, not counted).
 MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
   const auto& o = options_of(task);
   const double N = system.N();
@@ -225,13 +227,15 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
       jobs_in_queues ? 0.0
                      : std::min(N * rho / (1.0 - rho), static_cast<double>(sim::kMaxJobsInSystem));
   const double levels = o.qmax + 2.0 + o.occupancy_max;
-  const double result = 32.0 * N + 16.0 * levels;
+  const double row = 32.0 * N + 16.0 * levels;
+  const double result = pooled ? 16.0 * levels : row;
   const double replication = per_server * N + 2.0 * 48.0 * jobs + 88.0 * levels;
-  const double estimates = pooled ? 40.0 : 104.0;
+  const double building_result = pooled ? result : 104.0 * N + result;
   const double peak =
-      std::max({replication, estimates * N + result, stability_check_bytes(system)});
-  return {peak + family_bytes(system.family), 2.0 * result,
-          fmt::format("{:g} servers x {:g} B + {:.3g} jobs x 96 B", N, per_server, jobs)};
+      std::max({replication, building_result, result + row, stability_check_bytes(system)});
+  return {peak + family_bytes(system.family), result + row,
+          fmt::format("{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B",
+                      N, per_server, jobs, N)};
 }
 
 CostEstimate cost(const Task& task, const model::System& system) {
@@ -300,6 +304,18 @@ std::string category_of(const Task& t) {
 }
 
 // ---- results columns ---------------------------------------------------------------------------
+
+// A column of one value per server, made here from the result's (a pooled result holds one
+// value for all servers: its N values exist only in the row).
+Column server_column(std::string name, std::string description, std::string units,
+                     sim::ServerValues sim::Result::*member) {
+  return {{std::move(name), std::move(description), std::move(units), ColumnType::f64_ragged},
+          [member](const Task&, const TaskOutcome& o) -> CellValue {
+            const sim::Result* r = done_result<sim::Result>(o);
+            return r ? (r->*member).to_vector() : std::vector<double>{};
+          },
+          servers};
+}
 
 std::vector<Column> columns() {
   using R = sim::Result;
@@ -387,14 +403,14 @@ std::vector<Column> columns() {
                                ColumnType::f64_ragged, &R::ET_type, types));
   c.push_back(result_vector<R>("ET_type_hw", "95% half-widths of ET_type", "time",
                                ColumnType::f64_ragged, &R::ET_type_hw, types));
-  c.push_back(result_vector<R>("ER_server", "mean number of jobs (replicas) at server n", "jobs",
-                               ColumnType::f64_ragged, &R::ER_server, servers));
-  c.push_back(result_vector<R>("ER_server_hw", "95% half-widths of ER_server", "jobs",
-                               ColumnType::f64_ragged, &R::ER_server_hw, servers));
-  c.push_back(result_vector<R>("utilisation", "fraction of time server n is busy", "",
-                               ColumnType::f64_ragged, &R::utilisation, servers));
-  c.push_back(result_vector<R>("utilisation_hw", "95% half-widths of utilisation", "",
-                               ColumnType::f64_ragged, &R::utilisation_hw, servers));
+  c.push_back(server_column("ER_server", "mean number of jobs (replicas) at server n", "jobs",
+                            &R::ER_server));
+  c.push_back(
+      server_column("ER_server_hw", "95% half-widths of ER_server", "jobs", &R::ER_server_hw));
+  c.push_back(
+      server_column("utilisation", "fraction of time server n is busy", "", &R::utilisation));
+  c.push_back(
+      server_column("utilisation_hw", "95% half-widths of utilisation", "", &R::utilisation_hw));
   c.push_back(result_f64<R>("T_p50", "median sojourn time", "time", &R::T_p50));
   c.push_back(result_f64<R>("T_p50_hw", "95% half-width of T_p50", "time", &R::T_p50_hw));
   c.push_back(result_f64<R>("T_p90", "90th percentile of the sojourn time", "time", &R::T_p90));

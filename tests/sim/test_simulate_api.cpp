@@ -241,6 +241,39 @@ TEST(SimulateApi, ResultAndOptionsSurviveSerialization) {
   EXPECT_FALSE(r == r2);
 }
 
+// Per-server values held once for all servers read as N equal values, compare equal to the same
+// values held one per server, and survive serialization as they are.
+TEST(SimulateApi, ServerValuesHeldOnceForAllServers) {
+  const ServerValues once(0.25, 4);
+  const ServerValues each(std::vector<double>{0.25, 0.25, 0.25, 0.25});
+  EXPECT_EQ(once.size(), 4u);
+  for (std::size_t n = 0; n < once.size(); ++n) EXPECT_EQ(once[n], 0.25);
+  EXPECT_EQ(once.back(), 0.25);
+  EXPECT_EQ(once.to_vector(), each.to_vector());
+  Result a, b;
+  a.ER_server = once;
+  b.ER_server = each;
+  EXPECT_EQ(a, b);
+  b.ER_server = ServerValues(std::vector<double>{0.25, 0.25, 0.25, 0.5});
+  EXPECT_FALSE(a == b);
+  b.ER_server = ServerValues(0.25, 5);
+  EXPECT_FALSE(a == b);
+  a.utilisation = ServerValues(std::nan(""), 3);  // NaN equals NaN here, as for vectors
+  a.ER_server.fill(std::nan(""));
+  EXPECT_TRUE(std::isnan(a.ER_server[3]));
+  std::stringstream buffer;
+  {
+    boost::archive::binary_oarchive out(buffer);
+    out << a;
+  }
+  Result a2;
+  boost::archive::binary_iarchive in(buffer);
+  in >> a2;
+  EXPECT_EQ(a, a2);
+  EXPECT_EQ(a2.ER_server.size(), 4u);
+  EXPECT_EQ(a2.utilisation.size(), 3u);
+}
+
 // Ziggurat Exp(1): mean, second moment and tail probabilities (including the tail beyond the
 // base layer, x > 7.697) against the exact law; 4e6 draws, 4.5-sigma bounds.
 TEST(Building, ZigguratExponentialHasTheExponentialLaw) {

@@ -65,7 +65,7 @@ TEST(Warnings, NoEventAfterWarmupGivesNaNEstimates) {
   EXPECT_TRUE(std::isnan(r.VarQ));
   EXPECT_TRUE(std::isnan(r.ET));
   for (double x : r.pmf) EXPECT_TRUE(std::isnan(x));
-  for (double x : r.utilisation) EXPECT_TRUE(std::isnan(x));
+  for (std::size_t n = 0; n < r.utilisation.size(); ++n) EXPECT_TRUE(std::isnan(r.utilisation[n]));
   EXPECT_EQ(r.warning.rfind("no event after warm-up in any of 8 replications", 0), 0u) << r.warning;
   EXPECT_EQ(r.events, 0u);
   // The same with a detected warm-up (the horizon 0.001 case: 0.002 expected arrivals).

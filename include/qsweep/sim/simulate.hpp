@@ -1,9 +1,13 @@
 #pragma once
 // Discrete-event simulation of redundancy and dispatching on compatibility graphs (docs/sim.md).
+#include <algorithm>
 #include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "qsweep/model/model.hpp"
@@ -15,6 +19,39 @@ namespace qsweep::sim {
 // Per-type estimates (E[Q_S], E[T_S]) are reported when the family has N <= 64 servers and at
 // most this many job types; otherwise those vectors are empty.
 inline constexpr double kMaxTrackedTypes = 1024;
+
+// A value per server n = 0..N-1. The pooled kernel (docs/sim.md, "Pooled dispatching") gives
+// every server the same values: then one value stands for all N, so that a result of a million
+// servers holds a few doubles, and its per-server columns are made once, where they are written
+// (to_vector()).
+class ServerValues {
+ public:
+  ServerValues() = default;
+  explicit ServerValues(std::vector<double> values)
+      : values_(std::move(values)), size_(values_.size()) {}
+  // `value` at each of `servers` servers.
+  ServerValues(double value, std::size_t servers) : values_{value}, size_(servers) {}
+
+  std::size_t size() const { return static_cast<std::size_t>(size_); }
+  bool empty() const { return size_ == 0; }
+  double operator[](std::size_t n) const { return values_.size() == 1 ? values_[0] : values_[n]; }
+  double front() const { return values_.front(); }
+  double back() const { return values_.back(); }
+  std::vector<double> to_vector() const {
+    return values_.size() == 1 ? std::vector<double>(size(), values_[0]) : values_;
+  }
+  void fill(double value) { std::fill(values_.begin(), values_.end(), value); }
+
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    ar& values_;
+    ar& size_;
+  }
+
+ private:
+  std::vector<double> values_;  // one per server, or one for all
+  std::uint64_t size_ = 0;      // servers
+};
 
 // Every estimate comes with the half-width of its 95% confidence interval (*_hw): Student t over
 // the independent replications (docs/sim.md). All intervals use the same number of replications,
@@ -32,7 +69,7 @@ struct Result {
   std::vector<double> type_p;
   std::vector<double> EQ_type, EQ_type_hw, ET_type, ET_type_hw;
   // Per server n = 0..N-1: mean number of jobs (replicas) there, and fraction of time busy.
-  std::vector<double> ER_server, ER_server_hw, utilisation, utilisation_hw;
+  ServerValues ER_server, ER_server_hw, utilisation, utilisation_hw;
   // Sojourn-time quantiles (point estimate from all replications pooled, half-width by
   // sectioning; resolution 0.8% relative, docs/sim.md).
   double T_p50 = 0.0, T_p50_hw = 0.0, T_p90 = 0.0, T_p90_hw = 0.0, T_p99 = 0.0, T_p99_hw = 0.0;

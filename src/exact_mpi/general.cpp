@@ -27,6 +27,7 @@
 #include "qsweep/exact/general_lattice.hpp"
 #include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/exact/summation.hpp"
+#include "qsweep/exact_mpi/memory.hpp"
 
 namespace qsweep::exact_mpi {
 namespace {
@@ -50,6 +51,11 @@ struct TypeList {
   std::vector<Mask> mask;
   std::vector<double> rate;
   std::vector<std::size_t> index;
+  void reserve(std::size_t count) {
+    mask.reserve(count);
+    rate.reserve(count);
+    index.reserve(count);
+  }
   void add(const Lattice& lat, std::size_t t) {
     mask.push_back(lat.mask[t]);
     rate.push_back(lat.rate[t]);
@@ -59,14 +65,11 @@ struct TypeList {
 
 class Engine {
  public:
-  Engine(MPI_Comm comm, const Lattice& lat, int block_bits, Stats& stats)
+  Engine(MPI_Comm comm, const Lattice& lat, int requested_bits, Stats& stats)
       : comm_(comm), lat_(lat), stats_(stats) {
     check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm, &ranks_), "MPI_Comm_size");
-    // Default: at least 256 blocks (k ranks share each layer), at most 2^18 unions per block (the
-    // receive buffer, 4 MiB), at most 4096 blocks (the block-pair table, 2 MiB).
-    h_ = block_bits >= 0 ? std::min(block_bits, lat.N)
-                         : std::min(lat.N, std::clamp(lat.N - 18, 8, 12));
+    h_ = block_bits(lat.N, requested_bits);
     low_bits_ = lat.N - h_;
     cells_ = std::uint64_t{1} << low_bits_;
     blocks_ = Mask{1} << h_;
@@ -98,9 +101,11 @@ class Engine {
       highs[high_.back()] = true;
     }
     in_block_.resize(mine_.size());
-    for (std::size_t i = 0; i < mine_.size(); ++i)
+    for (std::size_t i = 0; i < mine_.size(); ++i) {
+      in_block_[i].reserve(T);  // at most T each (the memory estimate counts T)
       for (std::size_t t = 0; t < T; ++t)
         if ((high_[t] & ~mine_[i]) == 0) in_block_[i].add(lat, t);
+    }
     // feeds_[X * blocks + Y]: some type takes a union of block X to block Y != X.
     feeds_.assign(std::size_t{blocks_} * blocks_, false);
     for (Mask hb = 0; hb < blocks_; ++hb)

@@ -225,8 +225,8 @@ class Engine {
           if (B != 0) {
             if (c[b].g == 0.0) continue;  // not a union of types
             if (!exact::detail::forward_union(lat_, B, c[b], value, out)) {
-              if (B < violation) {
-                violation = B;
+              if (static_cast<double>(B) < violation) {  // exact: masks are below 2^53
+                violation = static_cast<double>(B);
                 slack = out.slack;
               }
               break;
@@ -505,10 +505,19 @@ class Engine {
 exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::JobType>& types,
                                       const std::vector<double>& speeds, double total_rate,
                                       int qmax, bool per_type, Stats* stats, int block_bits) {
+  if (speeds.empty() || speeds.size() > static_cast<std::size_t>(kMaxServers))
+    throw InputError(
+        fmt::format("exact_mpi: N = {} servers for the distributed general engine; "
+                    "expected 1 <= N <= {}",
+                    speeds.size(), kMaxServers));
   const Lattice lat(types, speeds, total_rate);
   Stats local;
   Engine engine(comm, lat, block_bits, stats != nullptr ? *stats : local);
   return engine.run(qmax, per_type);
+}
+
+exact::Validation validate(const model::System& system, const exact::Options& options) {
+  return exact::detail::validate_with(system, options, kMaxServers);
 }
 
 exact::Result evaluate(MPI_Comm comm, const model::System& system, const exact::Options& options,
@@ -518,7 +527,8 @@ exact::Result evaluate(MPI_Comm comm, const model::System& system, const exact::
       [&](const std::vector<model::JobType>& types, const std::vector<double>& speeds,
           double total_rate, int qmax, bool per_type) {
         return general_engine(comm, types, speeds, total_rate, qmax, per_type, stats);
-      });
+      },
+      kMaxServers);
 }
 
 }  // namespace qsweep::exact_mpi

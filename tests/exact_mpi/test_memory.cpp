@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../store/mpi_test_environment.hpp"
+#include "qsweep/common/error.hpp"
 #include "qsweep/exact/exact.hpp"
 #include "qsweep/exact_mpi/general.hpp"
 #include "qsweep/exact_mpi/memory.hpp"
@@ -70,6 +71,32 @@ TEST(Distributed, EstimateCountsTheOwnedUnions) {
   const double eight = peak_bytes_per_rank(30, 45, 8, 10, true);
   EXPECT_GE(eight, 3.0 * (1 << 30));
   EXPECT_LE(eight, 3.1 * (1 << 30));
+}
+
+// The distributed engine has its own limit on N (64-bit masks), the single-rank one keeps 30.
+TEST(Distributed, TakesNUpToItsOwnLimit) {
+  exact::Options options;
+  options.engine = exact::Engine::general;
+  for (int N : {30, 32, 36, kMaxServers, kMaxServers + 2}) {  // even: 3-regular
+    model::FamilyParams params;
+    params.kind = model::FamilyKind::random_regular;
+    params.N = N;
+    params.degree = 3;
+    const model::System system(model::Family(params), {}, 0.5);
+    const exact::Validation single = exact::validate(system, options);
+    const exact::Validation distributed = exact_mpi::validate(system, options);
+    EXPECT_EQ(single.ok(), N <= exact::kMaxGeneralServers) << N;
+    EXPECT_EQ(distributed.ok(), N <= kMaxServers) << N;
+    if (!distributed.ok()) {
+      EXPECT_EQ(distributed.option, "N");
+      EXPECT_NE(distributed.expected.find("N <= " + std::to_string(kMaxServers)), std::string::npos)
+          << distributed.expected;
+    }
+  }
+  // The engine itself refuses N beyond its limit before allocating anything.
+  const std::vector<double> speeds(kMaxServers + 1, 1.0);
+  const std::vector<model::JobType> types{{model::ServerMask{1}, 1.0}};
+  EXPECT_THROW(general_engine(MPI_COMM_WORLD, types, speeds, 0.5, 0, false), InputError);
 }
 
 TEST(Distributed, PeakMemoryWithinTheEstimate) {

@@ -6,6 +6,11 @@
 
 namespace qsweep::exact_mpi {
 
+// The distributed engine's largest N. Its masks and union indices are 64-bit; what limits it is
+// memory, about 24 x 2^N / k bytes per rank on k ranks (N = 36: 1.5 TiB in all, N = 40: 24 TiB).
+// The single-rank engine keeps its own limit, exact::kMaxGeneralServers = 30.
+inline constexpr int kMaxServers = 40;
+
 // Block bits of the partition: the top h bits of a union choose its block. `requested` >= 0 is
 // taken as it is (at most N); -1 gives the default N - 18 within 8..12, at most N (at least 256
 // blocks for the ranks to share, at most 2^18 unions per block below N = 30, at most 4096 blocks).

@@ -29,7 +29,7 @@ bool reject(Validation& v, std::string option, std::string problem, std::string 
 }
 
 bool engine_rejects(const model::System& system, const Options& options, bool lumps,
-                    Validation& v) {
+                    int max_general_servers, Validation& v) {
   if (options.engine == Engine::symmetric && !lumps)
     return reject(v, "engine",
                   fmt::format("engine symmetric does not apply to family {} with N = {}{}",
@@ -37,7 +37,7 @@ bool engine_rejects(const model::System& system, const Options& options, bool lu
                               system.identical_speeds() ? "" : " and unequal speeds"),
                   fmt::format("family {} with identical speeds",
                               model::list_text(symmetric_families(), " or ")));
-  if (v.engine == Engine::general && system.N() > kMaxGeneralServers)
+  if (v.engine == Engine::general && system.N() > max_general_servers)
     return reject(
         v, "N",
         fmt::format("N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
@@ -45,7 +45,7 @@ bool engine_rejects(const model::System& system, const Options& options, bool lu
                     system.N(), qsweep::name_of(system.family.kind()),
                     system.identical_speeds() ? "" : " with unequal speeds"),
         fmt::format("N <= {}, or a family with a symmetric engine ({}; identical speeds)",
-                    kMaxGeneralServers, model::list_text(symmetric_families(), ", ")));
+                    max_general_servers, model::list_text(symmetric_families(), ", ")));
   if (options.qmax < 0 || options.qmax > kMaxQmax)
     return reject(v, "qmax", fmt::format("qmax = {} is out of range", options.qmax),
                   fmt::format("0 <= qmax <= {}", kMaxQmax));
@@ -174,6 +174,11 @@ bool cancel_on_start_rejects(const model::System& system, const Options& options
 }  // namespace
 
 Validation validate(const model::System& system, const Options& options) {
+  return detail::validate_with(system, options, kMaxGeneralServers);
+}
+
+Validation detail::validate_with(const model::System& system, const Options& options,
+                                 int max_general_servers) {
   Validation v;
   if (options.policy == Policy::redundancy_cos) {
     v.engine = Engine::general;
@@ -184,17 +189,18 @@ Validation validate(const model::System& system, const Options& options) {
   const bool symmetric =
       options.engine == Engine::symmetric || (options.engine == Engine::automatic && lumps);
   v.engine = symmetric ? Engine::symmetric : Engine::general;
-  if (!engine_rejects(system, options, lumps, v)) joint_rejects(system, options, v);
+  if (!engine_rejects(system, options, lumps, max_general_servers, v))
+    joint_rejects(system, options, v);
   return v;
 }
 
 Result evaluate(const model::System& system, const Options& options) {
-  return detail::evaluate_with(system, options, detail::general_engine);
+  return detail::evaluate_with(system, options, detail::general_engine, kMaxGeneralServers);
 }
 
 Result detail::evaluate_with(const model::System& system, const Options& options,
-                             const GeneralEngine& general) {
-  const Validation validation = validate(system, options);
+                             const GeneralEngine& general, int max_general_servers) {
+  const Validation validation = validate_with(system, options, max_general_servers);
   if (!validation.ok())
     throw InputError(
         fmt::format("exact: {}; expected {}", validation.problem, validation.expected));

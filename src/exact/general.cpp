@@ -219,7 +219,9 @@ void solve_distribution(const Lattice& lat, int qmax, double* cur, double* next,
   out.log_weight.assign(static_cast<std::size_t>(qmax) + 1, 0.0);
   if (qmax == 0) return;
   const std::size_t T = lat.mask.size();
-  std::vector<Mask> source(kTile);
+  // 32-bit sources (N <= kMaxGeneralServers): a tile of them stays in half the cache lines.
+  static_assert(kMaxGeneralServers <= 32);
+  std::vector<std::uint32_t> source(kTile);
   std::vector<double> weight(kTile);
   cur[0] = 1.0;
   double log_scale = 0.0;  // stored weights are true weights times e^-log_scale
@@ -232,7 +234,7 @@ void solve_distribution(const Lattice& lat, int qmax, double* cur, double* next,
       std::size_t count = 0;
       for (std::uint64_t b = tile; b < std::min(tile + kTile, lat.size); ++b) {
         if (cur[b] == 0.0) continue;
-        source[count] = static_cast<Mask>(b);
+        source[count] = static_cast<std::uint32_t>(b);
         weight[count++] = cur[b] * carry;
         cur[b] = 0.0;
       }

@@ -27,6 +27,7 @@
 #include "qsweep/exact/general_lattice.hpp"
 #include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/exact/summation.hpp"
+#include "qsweep/exact_mpi/memory.hpp"
 
 namespace qsweep::exact_mpi {
 namespace {
@@ -50,6 +51,11 @@ struct TypeList {
   std::vector<Mask> mask;
   std::vector<double> rate;
   std::vector<std::size_t> index;
+  void reserve(std::size_t count) {
+    mask.reserve(count);
+    rate.reserve(count);
+    index.reserve(count);
+  }
   void add(const Lattice& lat, std::size_t t) {
     mask.push_back(lat.mask[t]);
     rate.push_back(lat.rate[t]);
@@ -59,14 +65,11 @@ struct TypeList {
 
 class Engine {
  public:
-  Engine(MPI_Comm comm, const Lattice& lat, int block_bits, Stats& stats)
+  Engine(MPI_Comm comm, const Lattice& lat, int requested_bits, Stats& stats)
       : comm_(comm), lat_(lat), stats_(stats) {
     check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm, &ranks_), "MPI_Comm_size");
-    // Default: at least 256 blocks (k ranks share each layer), at most 2^18 unions per block (the
-    // receive buffer, 4 MiB), at most 4096 blocks (the block-pair table, 2 MiB).
-    h_ = block_bits >= 0 ? std::min(block_bits, lat.N)
-                         : std::min(lat.N, std::clamp(lat.N - 18, 8, 12));
+    h_ = block_bits(lat.N, requested_bits);
     low_bits_ = lat.N - h_;
     cells_ = std::uint64_t{1} << low_bits_;
     blocks_ = Mask{1} << h_;
@@ -98,9 +101,11 @@ class Engine {
       highs[high_.back()] = true;
     }
     in_block_.resize(mine_.size());
-    for (std::size_t i = 0; i < mine_.size(); ++i)
+    for (std::size_t i = 0; i < mine_.size(); ++i) {
+      in_block_[i].reserve(T);  // at most T each (the memory estimate counts T)
       for (std::size_t t = 0; t < T; ++t)
         if ((high_[t] & ~mine_[i]) == 0) in_block_[i].add(lat, t);
+    }
     // feeds_[X * blocks + Y]: some type takes a union of block X to block Y != X.
     feeds_.assign(std::size_t{blocks_} * blocks_, false);
     for (Mask hb = 0; hb < blocks_; ++hb)
@@ -220,8 +225,8 @@ class Engine {
           if (B != 0) {
             if (c[b].g == 0.0) continue;  // not a union of types
             if (!exact::detail::forward_union(lat_, B, c[b], value, out)) {
-              if (B < violation) {
-                violation = B;
+              if (static_cast<double>(B) < violation) {  // exact: masks are below 2^53
+                violation = static_cast<double>(B);
                 slack = out.slack;
               }
               break;
@@ -500,10 +505,19 @@ class Engine {
 exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::JobType>& types,
                                       const std::vector<double>& speeds, double total_rate,
                                       int qmax, bool per_type, Stats* stats, int block_bits) {
+  if (speeds.empty() || speeds.size() > static_cast<std::size_t>(kMaxServers))
+    throw InputError(
+        fmt::format("exact_mpi: N = {} servers for the distributed general engine; "
+                    "expected 1 <= N <= {}",
+                    speeds.size(), kMaxServers));
   const Lattice lat(types, speeds, total_rate);
   Stats local;
   Engine engine(comm, lat, block_bits, stats != nullptr ? *stats : local);
   return engine.run(qmax, per_type);
+}
+
+exact::Validation validate(const model::System& system, const exact::Options& options) {
+  return exact::detail::validate_with(system, options, kMaxServers);
 }
 
 exact::Result evaluate(MPI_Comm comm, const model::System& system, const exact::Options& options,
@@ -513,7 +527,8 @@ exact::Result evaluate(MPI_Comm comm, const model::System& system, const exact::
       [&](const std::vector<model::JobType>& types, const std::vector<double>& speeds,
           double total_rate, int qmax, bool per_type) {
         return general_engine(comm, types, speeds, total_rate, qmax, per_type, stats);
-      });
+      },
+      kMaxServers);
 }
 
 }  // namespace qsweep::exact_mpi

@@ -47,12 +47,15 @@ struct Moments {
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type);
 
-// evaluate() with `general` in place of general_engine (the distributed engine of the exact_mpi
-// layer runs it on every rank of a communicator).
+// validate() and evaluate() with `general` in place of general_engine, which takes N up to
+// max_general_servers (the distributed engine of the exact_mpi layer runs it on every rank of a
+// communicator, with its own limit).
 using GeneralEngine = std::function<Moments(const std::vector<model::JobType>&,
                                             const std::vector<double>&, double, int, bool)>;
+Validation validate_with(const model::System& system, const Options& options,
+                         int max_general_servers);
 Result evaluate_with(const model::System& system, const Options& options,
-                     const GeneralEngine& general);
+                     const GeneralEngine& general, int max_general_servers);
 
 // Cancel-on-start redundancy (FCFS, a job that finds several idle servers of its type starts at
 // the one idle longest) from its product form (src/exact/cancel_on_start.cpp, docs/exact.md).

@@ -15,8 +15,8 @@ class SpeedSums {
     low_ = subset_sums(speeds, 0, low_bits_);
     high_ = subset_sums(speeds, low_bits_, n - low_bits_);
   }
-  double operator()(std::uint32_t set) const {
-    return low_[set & ((std::uint32_t{1} << low_bits_) - 1)] + high_[set >> low_bits_];
+  double operator()(std::uint64_t set) const {
+    return low_[set & ((std::uint64_t{1} << low_bits_) - 1)] + high_[set >> low_bits_];
   }
 
  private:

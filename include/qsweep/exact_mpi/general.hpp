@@ -10,6 +10,7 @@
 
 #include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
+#include "qsweep/exact_mpi/memory.hpp"  // kMaxServers
 #include "qsweep/model/model.hpp"
 
 namespace qsweep::exact_mpi {
@@ -24,18 +25,23 @@ struct Stats {
   double forward_seconds = 0.0, backward_seconds = 0.0, distribution_seconds = 0.0;
 };
 
-// exact::detail::general_engine on the ranks of `comm` (collective: every rank calls it with the
-// same arguments). Errors every rank meets alike (unstable in doubles, 1/C out of range) are
-// reported alike on every rank; one that a single rank meets (std::bad_alloc) leaves the others
-// waiting, so the caller ends the job (run::MpiSession aborts on an escaping exception).
-// block_bits: blocks of 2^(N - block_bits) unions (-1: N - 18 within 8..12, at most N).
+// exact::detail::general_engine on the ranks of `comm` for N <= kMaxServers (collective: every
+// rank calls it with the same arguments). Errors every rank meets alike (unstable in doubles, 1/C
+// out of range) are reported alike on every rank; one that a single rank meets (std::bad_alloc)
+// leaves the others waiting, so the caller ends the job (run::MpiSession aborts on an escaping
+// exception). block_bits: blocks of 2^(N - block_bits) unions (-1: N - 18 within 8..12, at most N).
 exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::JobType>& types,
                                       const std::vector<double>& speeds, double total_rate,
                                       int qmax, bool per_type, Stats* stats = nullptr,
                                       int block_bits = -1);
 
+// exact::validate for exact_mpi::evaluate: the general engine takes N <= kMaxServers
+// (include/qsweep/exact_mpi/memory.hpp) instead of exact::kMaxGeneralServers.
+exact::Validation validate(const model::System& system, const exact::Options& options);
+
 // exact::evaluate with the distributed general engine where evaluate would use the general one
-// (the symmetric and cancel-on-start engines run on every rank as they are). Collective.
+// (the symmetric and cancel-on-start engines run on every rank as they are), for N up to
+// kMaxServers. Collective.
 exact::Result evaluate(MPI_Comm comm, const model::System& system, const exact::Options& options,
                        Stats* stats = nullptr);
 

@@ -27,7 +27,6 @@
 #include "qsweep/exact/general_lattice.hpp"
 #include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/exact/summation.hpp"
-#include "qsweep/exact_mpi/memory.hpp"
 
 namespace qsweep::exact_mpi {
 namespace {

@@ -35,26 +35,33 @@ std::map<std::uint64_t, Span> choose_spans(const sweep::Plan& plan, const sweep:
           where(plan, task), task.id, sweep::describe(task), task.ranks, available,
           std::max(available, 1)));
     }
-    // A task that cannot span ranks (not on the general engine) runs on one, also with auto.
+    // A task that cannot span ranks (not on the general engine) runs on one, also with auto; one
+    // with N above the single-rank engine's limit needs at least two.
     const bool can_span = sweep::memory_per_rank(task, 2).has_value();
     const bool automatic = task.ranks == sweep::kAutoRanks;
     const int most = !automatic ? task.ranks : can_span ? std::max(available, 1) : 1;
-    const auto share_on = [&](int ranks) {
-      return ranks == 1 ? sweep::estimate_cost(task).memory : *sweep::memory_per_rank(task, ranks);
+    const auto share_on = [&](int ranks) -> std::optional<sweep::MemoryEstimate> {
+      return can_span ? sweep::memory_per_rank(task, ranks) : sweep::estimate_cost(task).memory;
     };
     int ranks = automatic ? 1 : task.ranks;
-    sweep::MemoryEstimate share = share_on(ranks);
-    while (!fits(share, limit) && ranks < most) share = share_on(++ranks);
-    if (!fits(share, limit)) {
+    std::optional<sweep::MemoryEstimate> share = share_on(ranks);
+    while ((!share || !fits(*share, limit)) && ranks < most) share = share_on(++ranks);
+    if (!share) {
+      throw InputError(fmt::format(
+          "{}: task {} '{}' is too large for one rank's engine and this run has {} rank(s) that "
+          "can run a task together (every rank but rank 0); expected a run on at least 3 ranks",
+          where(plan, task), task.id, sweep::describe(task), available));
+    }
+    if (!fits(*share, limit)) {
       throw InputError(fmt::format(
           "{}: task {} '{}' needs an estimated {} per rank ({}) on {} ranks on top of the {} a "
           "rank holds without it, more than {}; expected tasks that fit, more ranks "
           "(ranks: auto uses up to {}) or more memory per rank (docs/running.md, \"Memory\")",
-          where(plan, task), task.id, sweep::describe(task), sweep::memory_text(share.bytes),
-          share.formula, ranks, sweep::memory_text(limit.baseline_bytes), limit.source,
+          where(plan, task), task.id, sweep::describe(task), sweep::memory_text(share->bytes),
+          share->formula, ranks, sweep::memory_text(limit.baseline_bytes), limit.source,
           std::max(available, 1)));
     }
-    if (ranks > 1) spans[task.id] = Span{ranks, share.bytes, share.result_bytes};
+    if (ranks > 1) spans[task.id] = Span{ranks, share->bytes, share->result_bytes};
   }
   return spans;
 }

@@ -8,6 +8,7 @@
 
 #include "cost_detail.hpp"
 #include "method_system.hpp"
+#include "qsweep/exact/distributed_memory.hpp"
 #include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
 #include "qsweep/model/family_registry.hpp"
@@ -188,17 +189,16 @@ MemoryEstimate general_memory(const Task& task, const model::System& system) {
           fmt::format("2^{} sets x 16 B + {:g} types x {:g} B", N, types, per_type)};
 }
 
-// The distributed general engine (src/exact_mpi) on `ranks` ranks: each holds its share of the
-// lattice, 24 B per union (a third double for the terms pushed back from other blocks), and
-// everything else of the single-rank engine whole (the types, the speed tables, the result).
+// The distributed general engine (src/exact_mpi) on `ranks` ranks: the busiest rank's share of the
+// lattice, about 24 B per union / ranks, and the rest whole (exact/distributed_memory.hpp).
 MemoryEstimate distributed_general_memory(const Task& task, const model::System& system,
                                           int ranks) {
-  MemoryEstimate single = general_memory(task, system);
-  const double sets = std::ldexp(1.0, system.N());
-  single.bytes += 24.0 * sets / ranks - 16.0 * sets;
-  single.formula = fmt::format("2^{} sets x 24 B / {} ranks{}", system.N(), ranks,
-                               single.formula.substr(single.formula.find(" + ")));
-  return single;
+  const auto types = static_cast<std::size_t>(system.family.num_types());
+  const double bytes = exact::distributed::peak_bytes_per_rank(
+      system.N(), types, ranks, options_of(task).qmax, options_of(task).per_type);
+  return {bytes, exact_result_bytes(task, system, true) + kDouble * static_cast<double>(types),
+          fmt::format("the busiest rank's share of 2^{} unions on {} ranks, {} types", system.N(),
+                      ranks, types)};
 }
 
 // Cancel-on-start engine (src/exact/cancel_on_start.cpp): five arrays of one double per server
@@ -308,7 +308,16 @@ CostEstimate cost(const Task& task, const model::System& system, exact::Engine e
 // Whether evaluate() runs the task on the general engine, the one that can span ranks.
 bool spans(const model::System& system, const exact::Options& options) {
   return options.policy == exact::Policy::redundancy_coc &&
-         exact::validate(system, options).engine == exact::Engine::general;
+         exact::detail::validate_with(system, options, exact::distributed::kMaxServers).engine ==
+             exact::Engine::general;
+}
+
+// The validation of a task on its ranks: up to exact::distributed::kMaxServers servers on the
+// general engine when it may span ranks.
+exact::Validation validate_on_ranks(const Task& t, const model::System& system) {
+  return t.ranks == 1
+             ? exact::validate(system, options_of(t))
+             : exact::detail::validate_with(system, options_of(t), exact::distributed::kMaxServers);
 }
 
 // Families whose exact evaluation can use the symmetric engine; every other one holds 2^N sets.
@@ -320,18 +329,20 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
   const model::FamilyParams& family = t.system().family;
   // The exact engines of a listed family (graphs, explicit types) hold 2^N sets: refuse a
   // large N before the family is built (a ring of 10^7 servers alone takes a GB).
-  if (!has_symmetric_engine(family.kind) && family.N > exact::kMaxGeneralServers)
+  const int most = t.ranks == 1 ? exact::kMaxGeneralServers : exact::distributed::kMaxServers;
+  if (!has_symmetric_engine(family.kind) && family.N > most)
     fail(block.where_of("N"),
-         fmt::format("N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
-                     "and family {} has no symmetric engine ('{}'); expected N <= {}, or a "
-                     "family with a symmetric engine ({}; identical speeds)",
-                     family.N, name_of(family.kind), describe(t), exact::kMaxGeneralServers,
-                     model::list_text(model::family_names([](const model::FamilyInfo& f) {
-                                        return f.size_symmetric;
-                                      }),
-                                      ", ")));
+         fmt::format(
+             "N = {} is too large for the general exact engine (it stores 2^(N+4) bytes) "
+             "and family {} has no symmetric engine ('{}'); expected N <= {} (N <= {} "
+             "with `ranks` other than 1: the engine spread over several ranks), or a "
+             "family with a symmetric engine ({}; identical speeds)",
+             family.N, name_of(family.kind), describe(t), most, exact::distributed::kMaxServers,
+             model::list_text(
+                 model::family_names([](const model::FamilyInfo& f) { return f.size_symmetric; }),
+                 ", ")));
   KnownSystem& known = known_system(t, block);
-  const auto v = exact::validate(*known.system, options_of(t));
+  const auto v = validate_on_ranks(t, *known.system);
   if (!v.ok())
     fail(block.where_of(v.option),
          fmt::format("{} ('{}'); expected {}", v.problem, describe(t), v.expected));
@@ -348,12 +359,13 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
 std::optional<MemoryEstimate> memory_per_rank(const Task& t, int ranks) {
   const model::System system = build_system(t.system());
   if (!spans(system, options_of(t))) return std::nullopt;
+  if (ranks == 1 && system.N() > exact::kMaxGeneralServers) return std::nullopt;
   return exact_memory(t, system, false, ranks);
 }
 
 CostEstimate estimate(const Task& t) {
   const model::System system = build_system(t.system());
-  return cost(t, system, exact::validate(system, options_of(t)).engine);
+  return cost(t, system, validate_on_ranks(t, system).engine);
 }
 
 // ---- execution and text ------------------------------------------------------------------------
@@ -363,7 +375,8 @@ void run(const Task& task, const SharedEngines& engines, TaskOutcome& outcome) {
   const model::System system = build_system(task.system());
   const auto& result = outcome.result.emplace<exact::Result>(
       engines.exact_general
-          ? exact::detail::evaluate_with(system, options_of(task), engines.exact_general)
+          ? exact::detail::evaluate_with(system, options_of(task), engines.exact_general,
+                                         exact::distributed::kMaxServers)
           : exact::evaluate(system, options_of(task)));
   outcome.status = result.stable ? TaskStatus::done : TaskStatus::unstable;
   if (!result.stable) outcome.error = result.unstable_reason;

@@ -16,7 +16,6 @@
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/exact.hpp"
 #include "qsweep/exact_mpi/general.hpp"
-#include "qsweep/exact_mpi/memory.hpp"
 #include "qsweep/model/family.hpp"
 #include "qsweep/model/model.hpp"
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "qsweep/common/error.hpp"
+#include "qsweep/exact/distributed_memory.hpp"
 #include "qsweep/run/spans.hpp"
 
 namespace qsweep::run {
@@ -39,13 +40,36 @@ TEST(ChooseSpans, AutoTakesTheFewestRanksWhoseShareFits) {
   EXPECT_TRUE(choose_spans(plan, limit, 5).empty());
 }
 
-TEST(ChooseSpans, TheShareOnMoreRanksIsSmaller) {
+TEST(ChooseSpans, TheShareIsTheDistributedEnginesPeakOnTheBusiestRank) {
   const sweep::Plan plan = plan_of("2");
   const sweep::Task& task = plan.tasks.front();
-  const double single = sweep::estimate_cost(task).memory.bytes;
-  // 24 B per union on k ranks against 16 B on one: 2^20 unions.
-  EXPECT_NEAR(share(task, 2), single + (24.0 / 2 - 16.0) * (1 << 20), 1.0);
-  EXPECT_NEAR(share(task, 4), single + (24.0 / 4 - 16.0) * (1 << 20), 1.0);
+  const std::size_t types = 30;  // the edges of a 3-regular graph on 20 servers
+  const auto peak = [&](int ranks) {
+    return exact::distributed::peak_bytes_per_rank(20, types, ranks, 0, true);
+  };
+  EXPECT_GT(share(task, 2), share(task, 4));
+  // Beside the engine: the speeds and the family's lists, the same on any number of ranks.
+  const double around = share(task, 2) - peak(2);
+  EXPECT_GT(around, 0.0);
+  EXPECT_LT(around, 1 << 20);
+  EXPECT_NEAR(share(task, 4) - peak(4), around, 1.0);
+}
+
+TEST(ChooseSpans, AboveTheSingleRankEnginesLimitAtLeastTwoRanks) {
+  const sweep::Plan plan = sweep::parse_plan(
+      "name: big\nblocks:\n  - method: exact\n    family: random_regular\n    degree: 3\n"
+      "    N: 32\n    lambda: 0.5\n    ranks: auto\n",
+      "big.yaml");
+  const sweep::Task& task = plan.tasks.front();
+  EXPECT_FALSE(sweep::memory_per_rank(task, 1).has_value());
+  sweep::MemoryLimit limit;
+  limit.bytes = 1e15;
+  EXPECT_EQ(choose_spans(plan, limit, 8).at(0).ranks, 2);
+  // 2^32 unions x 24 B / 8 ranks = 12 GiB and a little: auto takes 8 ranks for a 13 GiB budget.
+  limit.bytes = 13.0 * (1 << 30);
+  EXPECT_EQ(choose_spans(plan, limit, 8).at(0).ranks, 8);
+  EXPECT_THROW(choose_spans(plan, limit, 7), InputError);
+  EXPECT_THROW(choose_spans(plan, limit, 1), InputError);
 }
 
 TEST(ChooseSpans, AutoOnAnEngineThatCannotSpanStaysOnOneRank) {

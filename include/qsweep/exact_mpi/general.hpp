@@ -8,12 +8,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "qsweep/exact/distributed_memory.hpp"
 #include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
-#include "qsweep/exact_mpi/memory.hpp"  // kMaxServers
 #include "qsweep/model/model.hpp"
 
 namespace qsweep::exact_mpi {
+
+// The partition and its memory (exact/distributed_memory.hpp, shared with the sweep layer).
+using exact::distributed::block_bits;
+using exact::distributed::kMaxServers;
+using exact::distributed::max_owned_cells;
+using exact::distributed::peak_bytes_per_rank;
 
 // What one run exchanged and how long it took (bytes summed over the ranks; seconds of this rank).
 struct Stats {
@@ -36,7 +42,7 @@ exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::Jo
                                       int block_bits = -1);
 
 // exact::validate for exact_mpi::evaluate: the general engine takes N <= kMaxServers
-// (include/qsweep/exact_mpi/memory.hpp) instead of exact::kMaxGeneralServers.
+// (include/qsweep/exact/distributed_memory.hpp) instead of exact::kMaxGeneralServers.
 exact::Validation validate(const model::System& system, const exact::Options& options);
 
 // exact::evaluate with the distributed general engine where evaluate would use the general one

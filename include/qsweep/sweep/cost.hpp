@@ -36,8 +36,9 @@ struct CostEstimate {
 CostEstimate estimate_cost(const Task& task);
 
 // The estimate for each of `ranks` ranks that run `task` together (Task::ranks; the result on
-// every one of them); nullopt if the task cannot span ranks (only exact tasks on the general
-// engine can). Throws InputError as estimate_cost.
+// every one of them); nullopt if the task cannot run on that many: only exact tasks on the
+// general engine span ranks, and those above the single-rank engine's N need more than one.
+// Throws InputError as estimate_cost.
 std::optional<MemoryEstimate> memory_per_rank(const Task& task, int ranks);
 
 // "512 B", "12.0 KiB", "256 MiB", "4.00 GiB" (binary units, three significant digits).

@@ -1,13 +1,13 @@
-// Memory of the distributed general engine per rank (include/qsweep/exact_mpi/memory.hpp), item
-// by item as src/exact_mpi/general.cpp allocates it.
-#include "qsweep/exact_mpi/memory.hpp"
+// Memory of the distributed general engine per rank (include/qsweep/exact/distributed_memory.hpp),
+// item by item as src/exact_mpi/general.cpp allocates it.
+#include "qsweep/exact/distributed_memory.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "qsweep/exact/general_lattice.hpp"  // Mask, Cell, kMaxTableTypes
 
-namespace qsweep::exact_mpi {
+namespace qsweep::exact::distributed {
 namespace {
 
 // Partial sums over chunks of at most this many unions (kBlock of general.cpp).
@@ -66,4 +66,4 @@ double peak_bytes_per_rank(int N, std::size_t types, int ranks, int qmax, bool p
   return lattice + partition + union_list + around + std::max({forward, backward, distribution});
 }
 
-}  // namespace qsweep::exact_mpi
+}  // namespace qsweep::exact::distributed

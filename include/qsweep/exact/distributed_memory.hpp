@@ -1,10 +1,11 @@
 #pragma once
-// Memory of the distributed general engine on each rank, known before running it (no MPI needed):
-// how many ranks a task must span to fit a per-rank budget.
+// Memory of the distributed general engine (exact_mpi) on each rank, known before running it: how
+// many ranks a task must span to fit a per-rank budget. In the exact layer, without MPI, so that
+// the sweep layer estimates it too (exact_mpi uses the same partition).
 #include <cstddef>
 #include <cstdint>
 
-namespace qsweep::exact_mpi {
+namespace qsweep::exact::distributed {
 
 // The distributed engine's largest N. Its masks and union indices are 64-bit; what limits it is
 // memory, about 24 x 2^N / k bytes per rank on k ranks (N = 36: 1.5 TiB in all, N = 40: 24 TiB).
@@ -29,4 +30,4 @@ std::uint64_t max_owned_cells(int N, int ranks, int block_bits_requested = -1);
 // buffers are not counted (they are part of the rank's baseline).
 double peak_bytes_per_rank(int N, std::size_t types, int ranks, int qmax, bool per_type);
 
-}  // namespace qsweep::exact_mpi
+}  // namespace qsweep::exact::distributed

@@ -157,7 +157,8 @@ TEST_F(MpiRanks, TasksOnANodeStayWithinItsMemory) {
   // no instant do the running tasks' estimates add up to more than the node's memory.
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   sweep::Plan plan = hook_plan(34, "node-memory", 0.0);
-  for (sweep::Task& task : plan.tasks) task.memory = (task.id % 8 == 0 ? 600.0 : 100.0) * kGiB;
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
+    plan.tasks.estimate(id).memory = (id % 8 == 0 ? 600.0 : 100.0) * kGiB;
   options_.node_memory = 1000.0 * kGiB;
   options_.max_task_memory = 1000.0 * kGiB;
   const fs::path log = dir_ / ("rank-" + std::to_string(world_.rank()) + ".log");
@@ -179,8 +180,8 @@ TEST_F(MpiRanks, TasksOnANodeStayWithinItsMemory) {
     long long start = 0, end = 0;
     while (in >> id >> start >> end) {
       ran.insert(id);
-      changes.emplace_back(start, plan.tasks.at(id).memory);
-      changes.emplace_back(end, -plan.tasks.at(id).memory);
+      changes.emplace_back(start, plan.tasks.estimate(id).memory);
+      changes.emplace_back(end, -plan.tasks.estimate(id).memory);
     }
   }
   EXPECT_EQ(ran.size(), plan.tasks.size());

@@ -43,15 +43,18 @@ struct PlanArgs {
   std::string max_task_memory;
 };
 
-// The `count` tasks with the largest `key`, largest first.
+// The `count` tasks with the largest `key` of their estimates, largest first.
 template <class Key>
-std::vector<const sweep::Task*> largest(const sweep::Plan& plan, std::size_t count, Key key) {
-  std::vector<const sweep::Task*> tasks;
-  for (const auto& task : plan.tasks) tasks.push_back(&task);
-  const std::size_t top = std::min(count, tasks.size());
-  std::partial_sort(tasks.begin(), tasks.begin() + static_cast<std::ptrdiff_t>(top), tasks.end(),
-                    [&](const auto* a, const auto* b) { return key(*a) > key(*b); });
-  tasks.resize(top);
+std::vector<sweep::Task> largest(const sweep::Plan& plan, std::size_t count, Key key) {
+  std::vector<std::uint64_t> ids(plan.tasks.size());
+  for (std::uint64_t id = 0; id < ids.size(); ++id) ids[id] = id;
+  const std::size_t top = std::min<std::size_t>(count, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(top), ids.end(),
+                    [&](std::uint64_t a, std::uint64_t b) {
+                      return key(plan.tasks.estimate(a)) > key(plan.tasks.estimate(b));
+                    });
+  std::vector<sweep::Task> tasks;
+  for (std::size_t i = 0; i < top; ++i) tasks.push_back(plan.tasks[ids[i]]);
   return tasks;
 }
 
@@ -77,14 +80,14 @@ nlohmann::ordered_json parameters_json(const sweep::Task& task) {
   return out;
 }
 
-void print_tasks(const char* title, const std::vector<const sweep::Task*>& tasks) {
+void print_tasks(const char* title, const std::vector<sweep::Task>& tasks) {
   if (tasks.empty()) return;
   std::printf("\n%s:\n", title);
-  for (const auto* task : tasks) {
-    const sweep::CostEstimate estimate = sweep::estimate_cost(*task);
-    std::printf("  %8llu %12s %11s  %s  [%s; %s]\n", static_cast<unsigned long long>(task->id),
-                duration_text(task->cost).c_str(), sweep::memory_text(task->memory).c_str(),
-                sweep::describe(*task).c_str(), estimate.formula.c_str(),
+  for (const sweep::Task& task : tasks) {
+    const sweep::CostEstimate estimate = sweep::estimate_cost(task);
+    std::printf("  %8llu %12s %11s  %s  [%s; %s]\n", static_cast<unsigned long long>(task.id),
+                duration_text(task.cost).c_str(), sweep::memory_text(task.memory).c_str(),
+                sweep::describe(task).c_str(), estimate.formula.c_str(),
                 estimate.memory.formula.c_str());
   }
 }
@@ -103,8 +106,9 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
     total += task.cost;
     largest_memory = std::max(largest_memory, task.memory);
   }
-  const auto biggest = largest(plan, args.top, [](const sweep::Task& t) { return t.cost; });
-  const auto most_memory = largest(plan, args.top, [](const sweep::Task& t) { return t.memory; });
+  const auto biggest = largest(plan, args.top, [](const sweep::TaskEstimate& e) { return e.cost; });
+  const auto most_memory =
+      largest(plan, args.top, [](const sweep::TaskEstimate& e) { return e.memory; });
 
   if (args.json) {
     nlohmann::ordered_json out;
@@ -130,9 +134,9 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
            {"cost_seconds", g.seconds},
            {"max_memory_bytes", g.memory}});
     out["biggest"] = nlohmann::ordered_json::array();
-    for (const auto* task : biggest) out["biggest"].push_back(task_json(*task));
+    for (const auto& task : biggest) out["biggest"].push_back(task_json(task));
     out["most_memory"] = nlohmann::ordered_json::array();
-    for (const auto* task : most_memory) out["most_memory"].push_back(task_json(*task));
+    for (const auto& task : most_memory) out["most_memory"].push_back(task_json(task));
     if (args.all_tasks) {
       out["task_list"] = nlohmann::ordered_json::array();
       for (const auto& task : plan.tasks)

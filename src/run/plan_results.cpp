@@ -1,7 +1,7 @@
 #include "qsweep/run/plan_results.hpp"
 
 #include <array>
-#include <stdexcept>
+#include <optional>
 #include <utility>
 
 #include "qsweep/sweep/columns.hpp"
@@ -21,12 +21,8 @@ store::Layout results_layout(const sweep::Plan& plan) {
   schema.task_count = plan.tasks.size();
   schema.task_columns = sweep::task_columns();
   std::array<bool, sweep::kMethodCount> present{};
-  for (const sweep::Task& task : plan.tasks) {
-    if (task.id != static_cast<std::uint64_t>(&task - plan.tasks.data())) {
-      throw std::logic_error("plan tasks must have id == position");
-    }
-    present[static_cast<std::size_t>(task.method())] = true;
-  }
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
+    present[static_cast<std::size_t>(plan.tasks.method(id))] = true;
   std::array<std::size_t, sweep::kMethodCount> group_of_method{};
   for (const sweep::Method method : sweep::kMethods) {
     if (!present[static_cast<std::size_t>(method)]) continue;
@@ -34,13 +30,15 @@ store::Layout results_layout(const sweep::Plan& plan) {
     schema.groups.push_back(
         {std::string(sweep::group_name(method)), sweep::group_columns(method), {}});
   }
-  for (const sweep::Task& task : plan.tasks) {
-    schema.groups[group_of_method[static_cast<std::size_t>(task.method())]].task_ids.push_back(
-        task.id);
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+    schema.groups[group_of_method[static_cast<std::size_t>(plan.tasks.method(id))]]
+        .task_ids.push_back(id);
   }
-  return store::Layout(schema, [&plan](std::uint64_t id, std::size_t column) {
-    const sweep::Task& task = plan.tasks[id];
-    return sweep::planned_length(task, sweep::group_columns(task.method())[column]);
+  // The layout asks for the columns of one task after the other: each task is made once.
+  std::optional<sweep::Task> task;
+  return store::Layout(schema, [&plan, &task](std::uint64_t id, std::size_t column) {
+    if (!task || task->id != id) task = plan.tasks[id];
+    return sweep::planned_length(*task, sweep::group_columns(task->method())[column]);
   });
 }
 

@@ -216,7 +216,7 @@ class Workbench {
       // Before the next batch starts: what this rank holds without a task.
       double largest = 0.0;
       for (const std::uint64_t id : running_.batch.ids)
-        largest = std::max(largest, plan_.tasks.at(id).memory);
+        largest = std::max(largest, plan_.tasks.estimate(id).memory);
       if (largest >= kReleaseAfterBytes) release_free_memory();
       report->resident_bytes = resident_bytes();
     }
@@ -313,7 +313,7 @@ std::deque<WaitingSpan> take_spanning(const sweep::Plan& plan,
   std::deque<WaitingSpan> spanning;
   std::erase_if(start.todo, [&](std::uint64_t id) {
     if (!spans.contains(id)) return false;
-    spanning.push_back({id, start.attempts.at(id), scheduling_cost(plan.tasks.at(id))});
+    spanning.push_back({id, start.attempts.at(id), scheduling_cost(plan.tasks.estimate(id))});
     return true;
   });
   std::stable_sort(spanning.begin(), spanning.end(),
@@ -644,7 +644,7 @@ class Coordinator {
     for (const auto& [id, message] : report.failures) {
       if (failures_printed_ < kFailuresPrinted) {
         progress_.message("qsweep: task " + std::to_string(id) + " (" +
-                          std::string(qsweep::name_of(plan_.tasks.at(id).method())) + ", rank " +
+                          std::string(qsweep::name_of(plan_.tasks.method(id))) + ", rank " +
                           std::to_string(slot.rank) + ") failed: " + message);
       } else if (failures_printed_ == kFailuresPrinted) {
         progress_.message("qsweep: further failures are not printed; see `qsweep status`");
@@ -772,7 +772,7 @@ Report run_span(const Comm& comm, const SpanOrder& order, bool stopping, const S
     tally(report, finished.front());
   }
   finished.clear();
-  if (task.memory >= kReleaseAfterBytes) release_free_memory();
+  if (with.plan.tasks.estimate(order.id).memory >= kReleaseAfterBytes) release_free_memory();
   report.resident_bytes = resident_bytes();
   return report;
 }

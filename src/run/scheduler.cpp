@@ -12,16 +12,18 @@ constexpr double kCostFloor = 1e-6;
 
 }  // namespace
 
-double scheduling_cost(const sweep::Task& task) {
-  return (std::isfinite(task.cost) && task.cost > 0.0 ? task.cost : 0.0) + kCostFloor;
+double scheduling_cost(const sweep::TaskEstimate& estimate) {
+  return (std::isfinite(estimate.cost) && estimate.cost > 0.0 ? estimate.cost : 0.0) + kCostFloor;
 }
 
-double scheduling_memory(const sweep::Task& task) {
-  return std::isfinite(task.memory) && task.memory > 0.0 ? task.memory : 0.0;
+double scheduling_memory(const sweep::TaskEstimate& estimate) {
+  return std::isfinite(estimate.memory) && estimate.memory > 0.0 ? estimate.memory : 0.0;
 }
 
-double scheduling_result_memory(const sweep::Task& task) {
-  return std::isfinite(task.result_memory) && task.result_memory > 0.0 ? task.result_memory : 0.0;
+double scheduling_result_memory(const sweep::TaskEstimate& estimate) {
+  return std::isfinite(estimate.result_memory) && estimate.result_memory > 0.0
+             ? estimate.result_memory
+             : 0.0;
 }
 
 Scheduler::Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
@@ -32,7 +34,7 @@ Scheduler::Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
   // written with one HDF5 call per column instead of one per row and column.
   std::vector<std::pair<int, std::uint64_t>> keyed(order_.size());
   for (std::size_t i = 0; i < order_.size(); ++i) {
-    const double cost = scheduling_cost(plan_.tasks.at(order_[i]));
+    const double cost = scheduling_cost(plan_.tasks.estimate(order_[i]));
     remaining_cost_ += cost;
     keyed[i] = {-std::ilogb(cost), order_[i]};
   }
@@ -46,7 +48,7 @@ Batch Scheduler::next(double budget, std::size_t max_tasks, double memory_room) 
   double memory = 0.0, held_results = 0.0;  // as memory_of, for the batch so far
   while (next_ < order_.size() && batch.ids.size() < std::max<std::size_t>(max_tasks, 1)) {
     const std::uint64_t id = order_[next_];
-    const sweep::Task& task = plan_.tasks[id];
+    const sweep::TaskEstimate& task = plan_.tasks.estimate(id);
     const double task_cost = scheduling_cost(task);
     if (!batch.ids.empty() && cost + task_cost > budget) break;
     const double with_task = std::max(memory, held_results + scheduling_memory(task));
@@ -65,14 +67,14 @@ Batch Scheduler::next(double budget, std::size_t max_tasks, double memory_room) 
 
 double Scheduler::cost_of(const Batch& batch) const {
   double cost = 0.0;
-  for (const std::uint64_t id : batch.ids) cost += scheduling_cost(plan_.tasks.at(id));
+  for (const std::uint64_t id : batch.ids) cost += scheduling_cost(plan_.tasks.estimate(id));
   return cost;
 }
 
 double Scheduler::memory_of(const Batch& batch) const {
   double peak = 0.0, held_results = 0.0;
   for (const std::uint64_t id : batch.ids) {
-    const sweep::Task& task = plan_.tasks.at(id);
+    const sweep::TaskEstimate& task = plan_.tasks.estimate(id);
     peak = std::max(peak, held_results + scheduling_memory(task));
     held_results += scheduling_result_memory(task);
   }
@@ -80,7 +82,7 @@ double Scheduler::memory_of(const Batch& batch) const {
 }
 
 double Scheduler::next_memory() const {
-  return empty() ? 0.0 : scheduling_memory(plan_.tasks[order_[next_]]);
+  return empty() ? 0.0 : scheduling_memory(plan_.tasks.estimate(order_[next_]));
 }
 
 BatchSizer::BatchSizer(double target_seconds, std::size_t max_tasks)

@@ -25,8 +25,9 @@ bool fits(const sweep::MemoryEstimate& share, const sweep::MemoryLimit& limit) {
 std::map<std::uint64_t, Span> choose_spans(const sweep::Plan& plan, const sweep::MemoryLimit& limit,
                                            int available) {
   std::map<std::uint64_t, Span> spans;
-  for (const sweep::Task& task : plan.tasks) {
-    if (task.ranks == 1) continue;
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+    if (plan.tasks.estimate(id).ranks == 1) continue;  // without making the task
+    const sweep::Task& task = plan.tasks.at(id);
     if (task.ranks > available) {
       throw InputError(fmt::format(
           "{}: task {} '{}' asks for {} ranks and this run has {} that can run a task together "

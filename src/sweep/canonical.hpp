@@ -15,6 +15,7 @@ namespace qsweep::sweep::detail {
 
 class CanonicalWriter {
  public:
+  CanonicalWriter() { text_.reserve(512); }  // a task's text in one allocation
   template <class T>
   CanonicalWriter& operator&(const T& value) {
     write(value);

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <iterator>
+#include <optional>
 
 #include "method.hpp"
 #include "qsweep/common/error.hpp"
@@ -68,14 +69,15 @@ double parse_memory_size(std::string_view text, std::string_view what) {
 }
 
 void check_task_memory(const Plan& plan, const MemoryLimit& limit) {
-  const Task* first = nullptr;
+  std::optional<Task> first;
   std::size_t over = 0;
-  for (const Task& task : plan.tasks) {
-    if (task.ranks != 1 || task.memory + limit.baseline_bytes <= limit.bytes) continue;
-    if (first == nullptr) first = &task;
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+    const TaskEstimate& estimate = plan.tasks.estimate(id);
+    if (estimate.ranks != 1 || estimate.memory + limit.baseline_bytes <= limit.bytes) continue;
+    if (!first) first = plan.tasks[id];
     ++over;
   }
-  if (first == nullptr) return;
+  if (!first) return;
   const std::size_t block = static_cast<std::size_t>(first->block);
   const std::string where =
       block < plan.block_locations.size() ? plan.block_locations[block] : plan.source;

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <functional>
 #include <map>
 #include <optional>
-#include <unordered_set>
 
 #include "canonical.hpp"
 #include "keys.hpp"
@@ -16,8 +17,11 @@
 namespace qsweep::sweep::detail {
 namespace {
 
+std::string key_ref(bool from_flags, std::string_view name) {
+  return from_flags ? fmt::format("--{}", name) : fmt::format("key '{}'", name);
+}
 std::string key_ref(const BlockInput& block, std::string_view name) {
-  return block.from_flags ? fmt::format("--{}", name) : fmt::format("key '{}'", name);
+  return key_ref(block.from_flags, name);
 }
 
 // Where a message about a key as a whole points: the key in a file; for flags the message names
@@ -185,140 +189,190 @@ std::uint64_t check_grid(const BlockInput& block, const Axes& axes,
   return *grid;
 }
 
-struct Digest {
-  std::uint64_t a, b;
-  bool operator==(const Digest&) const = default;
-};
-struct DigestHash {
-  std::size_t operator()(const Digest& d) const { return d.a ^ (d.b * 0x9e3779b97f4a7c15ULL); }
-};
-// 128 bits from two unrelated 64-bit hashes: a false match among 10^7 tasks has odds ~1e-24.
-Digest digest(const std::string& text) {
-  std::uint64_t fnv = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) fnv = (fnv ^ c) * 0x100000001b3ULL;
-  return {std::hash<std::string>{}(text), fnv};
-}
-
-class BlockExpander final : public BlockContext {
+// Where the task at one grid point is drafted, derived and prepared.
+class PointContext final : public BlockContext {
  public:
-  BlockExpander(const BlockInput& block, PlanState& state)
-      : block_(block),
-        state_(state),
-        method_(method_adapter(block.method)),
-        axes_(declare_axes(block, state.max_tasks)) {
-    for (const auto& key : method_.keys) {
-      if (!key.required) continue;
-      if (axes_.find(key.name) || (!key.alternative.empty() && axes_.find(key.alternative)))
-        continue;
-      absent_required_.push_back(&key);
-    }
+  PointContext(const BlockGrid& grid, bool on_unstable_error)
+      : grid_(grid), on_unstable_error_(on_unstable_error) {}
+  std::uint64_t point = 0;
+
+ private:
+  const std::string& where() const override { return grid_.where(); }
+  const std::string& where_of(std::string_view key) const override {
+    return grid_.where_of(key, point);
   }
+  bool gives(std::string_view key) const override {
+    return std::any_of(grid_.axes().begin(), grid_.axes().end(),
+                       [key](const Axis& axis) { return axis.key->name == key; });
+  }
+  bool on_unstable_error() const override { return on_unstable_error_; }
 
-  void run() {
-    const auto dims = dimensions(block_, axes_);
-    check_grid(block_, axes_, dims, state_.max_tasks - state_.tasks.size(), state_.max_tasks);
-    parse_values(axes_, state_.max_tasks);
+  const BlockGrid& grid_;
+  bool on_unstable_error_;
+};
 
-    value_index_.assign(axes_.axes.size(), 0);
-    std::vector<std::size_t> counter(dims.size(), 0);
-    for (bool done = false; !done;) {
-      for (std::size_t k = 0; k < dims.size(); ++k)
-        for (std::size_t a : dims[k]) value_index_[a] = counter[k];
-      add_task();
-      done = true;  // unless some dimension can advance (odometer, last dimension fastest)
-      for (std::size_t k = dims.size(); k-- > 0;) {
-        if (++counter[k] < axes_.axes[dims[k][0]].values.size()) {
-          done = false;
-          break;
-        }
-        counter[k] = 0;
+// The grid points whose tasks were kept, by the hash of their canonical text (open addressing,
+// two 8-byte slots per point of the grid); a match is confirmed on the texts themselves.
+class SeenTasks {
+ public:
+  explicit SeenTasks(std::uint64_t points)
+      : slots_(std::bit_ceil(std::max<std::uint64_t>(2 * points, 2))),
+        shift_(64 - std::countr_zero(slots_.size())) {}
+  // False if an earlier point's task has the same `text` (`text_at(point)` makes it again).
+  template <class TextAt>
+  bool insert(const std::string& text, std::uint64_t point, TextAt text_at) {
+    const std::uint64_t hash = std::hash<std::string>{}(text);
+    const auto tag = static_cast<std::uint32_t>(hash);
+    // The slot from the high bits of a multiplicative mix: texts that differ in a few bytes
+    // must not cluster.
+    const std::uint64_t mask = slots_.size() - 1;
+    for (std::uint64_t i = (hash * 0x9e3779b97f4a7c15ULL) >> shift_ & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (slot.point_plus_one == 0) {
+        slot = {static_cast<std::uint32_t>(point + 1), tag};
+        return true;
       }
+      if (slot.tag == tag && text_at(slot.point_plus_one - 1) == text) return false;
     }
-
-    for (const auto& axis : axes_.axes)
-      if (!axis.used)
-        fail(key_where(block_, axis.where),
-             fmt::format("{} applies to no task of this {} (it is used by {}); "
-                         "expected it only where such tasks are",
-                         key_ref(block_, axis.key->name),
-                         block_.from_flags ? "evaluation" : "block", axis.key->used_by));
   }
 
  private:
-  const std::string& where() const override { return block_.where; }
-  const std::string& where_of(std::string_view key) const override {
-    const Axis* axis = axes_.find(key);
-    return axis
-               ? axis->value_where[value_index_[static_cast<std::size_t>(axis - axes_.axes.data())]]
-               : block_.where;
-  }
-  bool gives(std::string_view key) const override { return axes_.find(key) != nullptr; }
-  bool on_unstable_error() const override { return state_.on_unstable_error; }
-
-  Draft draft() {
-    Draft d;
-    d.task.params = default_params(block_.method);
-    d.task.block = block_.index;
-    d.task.seed = state_.seed;
-    for (bool selectors : {true, false})
-      for (auto& axis : axes_.axes) {
-        const KeySpec& key = *axis.key;
-        if (key.selector != selectors) continue;
-        if (key.applies && !key.applies(d)) continue;
-        key.apply(d,
-                  axis.values[value_index_[static_cast<std::size_t>(&axis - axes_.axes.data())]]);
-        axis.used = true;
-      }
-    for (const KeySpec* required : absent_required_) {
-      const KeySpec& key = *required;
-      if (key.applies && !key.applies(d)) continue;
-      fail(block_.where,
-           fmt::format("{} is missing{}; expected {}{}", key_ref(block_, key.name),
-                       key.used_by.empty() ? "" : fmt::format(" (required for {})", key.used_by),
-                       key.expected(),
-                       key.alternative.empty()
-                           ? ""
-                           : fmt::format(" (or {})", key_ref(block_, key.alternative))));
-    }
-    return d;
-  }
-
-  void add_task() {
-    Draft d = draft();
-    method_.derive(d, *this);
-    Task& t = d.task;
-    if (!seen_.insert(digest(canonical_text(t))).second) return;  // same task as an earlier point
-    t.id = state_.tasks.size();
-    state_.list_bytes += method_.list_bytes(t);
-    if (state_.list_bytes > kMaxPlanListBytes)
-      fail(block_.where, fmt::format("the lists of the tasks up to '{}' (speeds, types, ...) take "
-                                     "{:.3g} GB and every rank holds the plan; expected at most "
-                                     "{} GiB (fewer tasks with long lists, or a smaller N with "
-                                     "speed_profile)",
-                                     describe(t), static_cast<double>(state_.list_bytes) * 1e-9,
-                                     kMaxPlanListBytes >> 30));
-    if (const std::optional<CostEstimate> estimate = method_.prepare(t, *this)) {
-      t.cost = estimate->seconds;
-      t.memory = estimate->memory.bytes;
-      t.result_memory = estimate->memory.result_bytes;
-    } else {
-      state_.unstable_tasks.push_back(t.id);
-    }
-    state_.tasks.push_back(std::move(t));
-  }
-
-  const BlockInput& block_;
-  PlanState& state_;
-  const MethodAdapter& method_;
-  Axes axes_;
-  std::vector<const KeySpec*> absent_required_;  // required keys the block does not give
-  std::vector<std::size_t> value_index_;
-  std::unordered_set<Digest, DigestHash> seen_;
+  struct Slot {
+    std::uint32_t point_plus_one = 0;  // 0: empty (points < max_tasks <= 10^7)
+    std::uint32_t tag = 0;             // the hash's high bits
+  };
+  std::vector<Slot> slots_;
+  int shift_;  // 64 - log2(slots)
 };
 
 }  // namespace
 
-void expand_block(const BlockInput& block, PlanState& state) { BlockExpander(block, state).run(); }
+BlockGrid::BlockGrid(const BlockInput& block, const PlanState& state, std::uint64_t room)
+    : where_(block.where),
+      index_(block.index),
+      method_(block.method),
+      seed_(state.seed),
+      on_unstable_error_(state.on_unstable_error),
+      from_flags_(block.from_flags) {
+  Axes axes = declare_axes(block, state.max_tasks);
+  for (const auto& key : method_adapter(method_).keys) {
+    if (!key.required) continue;
+    if (axes.find(key.name) || (!key.alternative.empty() && axes.find(key.alternative))) continue;
+    absent_required_.push_back(&key);
+  }
+  const auto dims = dimensions(block, axes);
+  points_ = check_grid(block, axes, dims, room, state.max_tasks);
+  parse_values(axes, state.max_tasks);
+  axes_ = std::move(axes.axes);
+  stride_.assign(axes_.size(), 1);
+  std::uint64_t stride = 1;
+  for (std::size_t k = dims.size(); k-- > 0;) {
+    for (std::size_t a : dims[k]) stride_[a] = stride;
+    stride *= axes_[dims[k][0]].length;
+  }
+}
+
+std::size_t BlockGrid::value_index(std::size_t axis, std::uint64_t point) const {
+  return static_cast<std::size_t>(point / stride_[axis] % axes_[axis].length);
+}
+
+const std::string& BlockGrid::where_of(std::string_view key, std::uint64_t point) const {
+  for (std::size_t a = 0; a < axes_.size(); ++a) {
+    if (axes_[a].key->name != key) continue;
+    const auto& where = axes_[a].value_where;
+    return where.size() == 1 ? where[0] : where[value_index(a, point)];
+  }
+  return where_;
+}
+
+Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used) const {
+  Draft d;
+  d.task.params = default_params(method_);
+  d.task.block = index_;
+  d.task.seed = seed_;
+  for (bool selectors : {true, false})
+    for (std::size_t a = 0; a < axes_.size(); ++a) {
+      const KeySpec& key = *axes_[a].key;
+      if (key.selector != selectors) continue;
+      if (key.applies && !key.applies(d)) continue;
+      const Axis& axis = axes_[a];
+      const std::size_t i = value_index(a, point);
+      if (axis.generated.empty())
+        key.apply(d, axis.values[i]);
+      else
+        key.apply(d, axis.generated_value(i));
+      if (used) (*used)[a] = true;
+    }
+  for (const KeySpec* required : absent_required_) {
+    const KeySpec& key = *required;
+    if (key.applies && !key.applies(d)) continue;
+    fail(where_,
+         fmt::format("{} is missing{}; expected {}{}", key_ref(from_flags_, key.name),
+                     key.used_by.empty() ? "" : fmt::format(" (required for {})", key.used_by),
+                     key.expected(),
+                     key.alternative.empty()
+                         ? ""
+                         : fmt::format(" (or {})", key_ref(from_flags_, key.alternative))));
+  }
+  PointContext context(*this, on_unstable_error_);
+  context.point = point;
+  method_adapter(method_).derive(d, context);
+  return std::move(d.task);
+}
+
+void expand_block(const BlockInput& block, PlanState& state) {
+  PlanTasks& tasks = state.tasks;
+  auto grid = std::make_shared<const BlockGrid>(block, state, state.max_tasks - tasks.size());
+  if (tasks.estimates_.empty()) {  // every block's grid, at most max_tasks
+    tasks.points_.reserve(state.planned);
+    tasks.estimates_.reserve(state.planned);
+  }
+  const MethodAdapter& method = method_adapter(block.method);
+  PointContext context(*grid, state.on_unstable_error);  // its memo lives through the block
+  std::vector<bool> used(grid->axes().size(), false);
+  SeenTasks seen(grid->points());
+  const std::uint64_t first = tasks.size();
+  for (std::uint64_t point = 0; point < grid->points(); ++point) {
+    Task t = grid->task(point, &used);
+    const std::string text = canonical_text(t);  // id 0, cost 0
+    const auto text_at = [&grid](std::uint64_t earlier) {
+      return canonical_text(grid->task(earlier));
+    };
+    if (!seen.insert(text, point, text_at)) continue;  // same task as an earlier point
+    t.id = tasks.size();
+    state.list_bytes += method.list_bytes(t);
+    if (state.list_bytes > kMaxPlanListBytes)
+      fail(block.where, fmt::format("the lists of the tasks up to '{}' (speeds, types, ...) take "
+                                    "{:.3g} GB and every rank holds the plan; expected at most "
+                                    "{} GiB (fewer tasks with long lists, or a smaller N with "
+                                    "speed_profile)",
+                                    describe(t), static_cast<double>(state.list_bytes) * 1e-9,
+                                    kMaxPlanListBytes >> 30));
+    context.point = point;
+    TaskEstimate estimate;
+    estimate.ranks = t.ranks;
+    if (const std::optional<CostEstimate> cost = method.prepare(t, context)) {
+      estimate = {cost->seconds, cost->memory.bytes, cost->memory.result_bytes, t.ranks};
+    } else {
+      state.unstable_tasks.push_back(t.id);
+    }
+    tasks.points_.push_back(static_cast<std::uint32_t>(point));
+    tasks.estimates_.push_back(estimate);
+    state.hash.add(t, text);
+  }
+
+  for (std::size_t a = 0; a < used.size(); ++a)
+    if (!used[a]) {
+      const Axis& axis = grid->axes()[a];
+      fail(key_where(block, axis.where),
+           fmt::format("{} applies to no task of this {} (it is used by {}); "
+                       "expected it only where such tasks are",
+                       key_ref(block.from_flags, axis.key->name),
+                       block.from_flags ? "evaluation" : "block", axis.key->used_by));
+    }
+  tasks.grids_.push_back(std::move(grid));
+  tasks.grid_first_.push_back(first);
+}
 
 std::uint64_t block_grid_size(const BlockInput& block, std::uint64_t room,
                               std::uint64_t max_tasks) {

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "keys.hpp"
+#include "qsweep/sweep/plan.hpp"
+#include "qsweep/sweep/sha256.hpp"
 #include "qsweep/sweep/task.hpp"
 #include "yaml_input.hpp"
 
@@ -34,17 +37,63 @@ struct BlockInput {
 // every rank holds the plan.
 inline constexpr std::uint64_t kMaxPlanListBytes = std::uint64_t{1} << 30;
 
+// The plan hash (plan_hash in plan.hpp), task by task.
+class PlanHasher {
+ public:
+  PlanHasher();
+  // `text`: the canonical text of `task` with id 0 and cost 0, as duplicate removal reads it.
+  void add(const Task& task, std::string_view text);
+  std::string hex_digest() { return sha_.hex_digest(); }
+
+ private:
+  Sha256 sha_;
+};
+
 struct PlanState {
   std::uint64_t seed = 0;
   bool on_unstable_error = false;
   std::uint64_t max_tasks = 0;
-  std::vector<Task> tasks;
+  std::uint64_t planned = 0;  // the tasks of every block's full grid (<= max_tasks)
+  PlanTasks tasks;
+  PlanHasher hash;
   std::vector<std::uint64_t> unstable_tasks;
   std::uint64_t list_bytes = 0;  // of the tasks so far, see kMaxPlanListBytes
 };
 
 // Appends the block's tasks (ids continuing the plan) or throws a located InputError.
 void expand_block(const BlockInput& block, PlanState& state);
+
+// A block's keys with their values, kept by the plan once the block is expanded: the task at a
+// point of the grid is made again from them (drafted and derived as at expansion).
+class BlockGrid {
+ public:
+  // Checks the keys, sizes the grid (it must fit in the `room` tasks max_tasks leaves) and parses
+  // the values; a located InputError for any bad input.
+  BlockGrid(const BlockInput& block, const PlanState& state, std::uint64_t room);
+  std::uint64_t points() const { return points_; }
+  // The task at `point` (0 <= point < points(); the last dimension varies fastest), without
+  // its id and estimates. `used` (at expansion) marks the axes applied to it.
+  Task task(std::uint64_t point, std::vector<bool>* used = nullptr) const;
+  const std::vector<Axis>& axes() const { return axes_; }
+  const std::string& where() const { return where_; }
+  bool from_flags() const { return from_flags_; }
+  Method method() const { return method_; }
+  // Where the value of `key` at `point` was given; the block if the block does not give it.
+  const std::string& where_of(std::string_view key, std::uint64_t point) const;
+
+ private:
+  std::size_t value_index(std::size_t axis, std::uint64_t point) const;
+  std::string where_;
+  int index_ = 0;
+  Method method_ = Method::exact;
+  std::uint64_t seed_ = 0;
+  bool on_unstable_error_ = false;
+  bool from_flags_ = false;
+  std::vector<Axis> axes_;
+  std::vector<std::uint64_t> stride_;            // per axis: points between its consecutive values
+  std::vector<const KeySpec*> absent_required_;  // required keys the block does not give
+  std::uint64_t points_ = 0;
+};
 
 // The number of points of the block's full grid, which must fit in the `room` tasks that
 // max_tasks leaves (else a located InputError); reads only the keys and the lengths of their

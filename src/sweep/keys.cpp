@@ -190,6 +190,8 @@ void parse_generator(const KeySpec& key, const YAML::Node& node, const Locator& 
   const double div = static_cast<double>(n - 1);
   const double delta = b - a;
   const double step = n > 1 ? delta / div : 0.0;
+  values.reserve(n);
+  axis.generated.reserve(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     const double index = static_cast<double>(i);
     double x = step != 0.0 ? index * step + a : n > 1 ? index / div * delta + a : a;
@@ -200,9 +202,17 @@ void parse_generator(const KeySpec& key, const YAML::Node& node, const Locator& 
     if (!std::isfinite(x))
       fail(where,
            fmt::format("{} gives {} for {}; expected finite values", generator, x, key.name));
-    axis.values.push_back(numeric_value(key, x, where, origin));
-    axis.value_where.push_back(where);
+    const Value value = numeric_value(key, x, where, origin);
+    if (const auto* load = std::get_if<Load>(&value)) {
+      axis.generated.push_back(load->value);
+      axis.relative = load->relative;
+    } else {
+      axis.generated.push_back(std::holds_alternative<double>(value)
+                                   ? std::get<double>(value)
+                                   : static_cast<double>(std::get<std::int64_t>(value)));
+    }
   }
+  axis.value_where.push_back(where);
 }
 
 }  // namespace
@@ -278,7 +288,7 @@ Axis parse_axis(const KeySpec& key, const YAML::Node& key_node, const YAML::Node
   }
   if (value.IsMap()) {
     parse_generator(key, value, loc, max_values, axis);
-    axis.length = axis.values.size();
+    axis.length = axis.values.size() + axis.generated.size();
     return axis;
   }
   if (value.IsSequence()) {

@@ -94,11 +94,23 @@ std::vector<double> positive_list(const YAML::Node& node, const Locator& loc,
 // A key's values: one point for a scalar or fixed key, several for a list or a generator.
 struct Axis {
   const KeySpec* key = nullptr;
-  std::string where;  // location of the key
-  std::vector<Value> values;
-  std::vector<std::string> value_where;  // location of each value (generators: the generator)
-  std::uint64_t length = 0;              // number of values (known before they are parsed)
-  bool used = false;                     // applied to at least one task
+  std::string where;          // location of the key
+  std::vector<Value> values;  // a list's values (one for a scalar or a fixed key)
+  // Or a linspace's or logspace's, 8 bytes each rather than a Value's 40 (every rank keeps them
+  // with the plan): integers, numbers or loads (relative: `rho`) as the key's kind says.
+  std::vector<double> generated;
+  bool relative = false;
+  // Location of each value, or one for all (a generator's values: the generator).
+  std::vector<std::string> value_where;
+  std::uint64_t length = 0;  // number of values (known before they are parsed)
+
+  // Value i of a generator's, as a list would give it.
+  Value generated_value(std::size_t i) const {
+    const double x = generated[i];
+    if (key->kind == Kind::integer) return static_cast<std::int64_t>(x);
+    if (key->kind == Kind::load) return Load{x, relative};
+    return x;
+  }
 };
 
 // The number of values `value` gives `key`, without making them (a list's length, a

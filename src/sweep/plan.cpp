@@ -79,7 +79,7 @@ detail::BlockInput block_input(const YAML::Node& node, int index, const Locator&
 void finish(Plan& plan, detail::PlanState& state) {
   plan.tasks = std::move(state.tasks);
   plan.unstable_tasks = std::move(state.unstable_tasks);
-  plan.hash = plan_hash(plan.tasks);
+  plan.hash = state.hash.hex_digest();
 }
 
 }  // namespace
@@ -141,9 +141,8 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   detail::PlanState state;
   state.max_tasks = kDefaultMaxTasks;
   if (const YAML::Node* node = value_of("max_tasks")) {
-    const std::string expected =
-        fmt::format("an integer in [1, {}] (every rank holds the plan, about 500 bytes per task)",
-                    kMaxMaxTasks);
+    const std::string expected = fmt::format(
+        "an integer in [1, {}] (every rank holds the plan, about 50 bytes per task)", kMaxMaxTasks);
     const auto max_tasks = detail::read_integer(*node, loc, "max_tasks", expected);
     if (max_tasks < 1 || static_cast<std::uint64_t>(max_tasks) > kMaxMaxTasks)
       fail(loc.at(*node),
@@ -186,6 +185,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
     plan.block_locations.push_back(block.where);
     inputs.push_back(std::move(block));
   }
+  state.planned = planned;
   for (const auto& block : inputs) detail::expand_block(block, state);
   finish(plan, state);
   return plan;
@@ -304,17 +304,75 @@ std::string numbers_line(const Task& task) {
 
 }  // namespace
 
-std::string plan_hash(const std::vector<Task>& tasks) {
-  Sha256 sha;
-  sha.update("qsweep-plan-v1\n");
+namespace detail {
+
+PlanHasher::PlanHasher() { sha_.update("qsweep-plan-v1\n"); }
+
+void PlanHasher::add(const Task& task, std::string_view text) {
+  // The canonical text with the task's id: "{ID;" replaces the leading "{0;".
+  constexpr std::string_view kNoId = "{0;";
+  if (text.substr(0, kNoId.size()) != kNoId)
+    throw std::logic_error("PlanHasher: not a canonical text with id 0");
+  sha_.update(numbers_line(task));
+  sha_.update("{" + std::to_string(task.id) + ";");
+  sha_.update(text.substr(kNoId.size()));
+  sha_.update("\n");
+}
+
+}  // namespace detail
+
+namespace {
+
+template <class Tasks>
+std::string hash_of(const Tasks& tasks) {
+  detail::PlanHasher hasher;
   for (const Task& task : tasks) {
     Task canonical = task;
+    canonical.id = 0;
     canonical.cost = 0.0;  // an estimate: improving the cost model must not break --resume
-    sha.update(numbers_line(task));
-    sha.update(detail::canonical_text(canonical));
-    sha.update("\n");
+    hasher.add(task, detail::canonical_text(canonical));
   }
-  return sha.hex_digest();
+  return hasher.hex_digest();
+}
+
+}  // namespace
+
+std::string plan_hash(const std::vector<Task>& tasks) { return hash_of(tasks); }
+std::string plan_hash(const PlanTasks& tasks) { return hash_of(tasks); }
+
+const Task PlanTasks::at(std::uint64_t id) const {
+  if (id >= size())
+    throw std::out_of_range(fmt::format("task {} of a plan of {} tasks", id, size()));
+  Task task;
+  if (!given_.empty()) {
+    task = given_[id];
+  } else {
+    const auto grid = std::upper_bound(grid_first_.begin(), grid_first_.end(), id) - 1;
+    task = grids_[static_cast<std::size_t>(grid - grid_first_.begin())]->task(points_[id]);
+    task.id = id;
+  }
+  const TaskEstimate& estimate = estimates_[id];
+  task.cost = estimate.cost;
+  task.memory = estimate.memory;
+  task.result_memory = estimate.result_memory;
+  return task;
+}
+
+Method PlanTasks::method(std::uint64_t id) const {
+  if (id >= size())
+    throw std::out_of_range(fmt::format("task {} of a plan of {} tasks", id, size()));
+  if (!given_.empty()) return given_[id].method();
+  const auto grid = std::upper_bound(grid_first_.begin(), grid_first_.end(), id) - 1;
+  return grids_[static_cast<std::size_t>(grid - grid_first_.begin())]->method();
+}
+
+void PlanTasks::push_back(Task task) {
+  if (!grids_.empty() || task.id != size())
+    throw std::logic_error(
+        "PlanTasks::push_back: a task by hand needs id == size(), in a plan "
+        "by hand");
+  estimates_.push_back({task.cost, task.memory, task.result_memory, task.ranks});
+  given_.push_back(std::move(task));
 }
 
 namespace {

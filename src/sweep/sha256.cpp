@@ -1,5 +1,11 @@
 #include "qsweep/sweep/sha256.hpp"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define QSWEEP_SHA_NI 1
+#endif
+
 #include <algorithm>
 #include <cstring>
 
@@ -18,9 +24,8 @@ constexpr std::array<std::uint32_t, 64> kRound = {
 
 constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-}  // namespace
-
-void Sha256::compress(const unsigned char* block) {
+// One 64-byte block into `state` (FIPS 180-4, 6.2.2).
+void compress_portable(std::array<std::uint32_t, 8>& state, const unsigned char* block) {
   std::array<std::uint32_t, 64> w{};
   for (std::size_t i = 0; i < 16; ++i)
     w[i] = static_cast<std::uint32_t>(block[4 * i]) << 24 |
@@ -32,7 +37,7 @@ void Sha256::compress(const unsigned char* block) {
     const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
-  auto [a, b, c, d, e, f, g, h] = state_;
+  auto [a, b, c, d, e, f, g, h] = state;
   for (std::size_t i = 0; i < 64; ++i) {
     const std::uint32_t t1 =
         h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
@@ -48,7 +53,70 @@ void Sha256::compress(const unsigned char* block) {
     a = t1 + t2;
   }
   const std::array<std::uint32_t, 8> add = {a, b, c, d, e, f, g, h};
-  for (std::size_t i = 0; i < 8; ++i) state_[i] += add[i];
+  for (std::size_t i = 0; i < 8; ++i) state[i] += add[i];
+}
+
+#ifdef QSWEEP_SHA_NI
+// The same with the SHA extensions (Intel's reference sequence): the state as ABEF and CDGH
+// vectors, two rounds per instruction, four message words per vector.
+__attribute__((target("sha,sse4.1"))) void compress_sha_ni(std::array<std::uint32_t, 8>& state,
+                                                           const unsigned char* data,
+                                                           std::size_t count) {
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+  const auto load = [](const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); };
+  const __m128i cdab = _mm_shuffle_epi32(load(&state[0]), 0xB1);
+  const __m128i efgh = _mm_shuffle_epi32(load(&state[4]), 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; count > 0; --count, data += 64) {
+    const __m128i abef_before = abef, cdgh_before = cdgh;
+    __m128i w[4];  // message words 4i..4i+3, for i mod 4 (std::array drops its alignment)
+    for (std::size_t i = 0; i < 16; ++i) {
+      __m128i& words = w[i % 4];
+      if (i < 4) {
+        words = _mm_shuffle_epi8(load(data + 16 * i), byte_swap);
+      } else {
+        const __m128i last = w[(i - 1) % 4];
+        words = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(words, w[(i - 3) % 4]),
+                                                   _mm_alignr_epi8(last, w[(i - 2) % 4], 4)),
+                                     last);
+      }
+      const __m128i message = _mm_add_epi32(words, load(&kRound[4 * i]));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, message);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(message, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abef_before);
+    cdgh = _mm_add_epi32(cdgh, cdgh_before);
+  }
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[0]), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+}  // namespace
+
+bool Sha256::accelerated() {
+#ifdef QSWEEP_SHA_NI
+  static const bool has_sha = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool sse41 = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_SSE4_1) != 0;
+    return sse41 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & bit_SHA) != 0;
+  }();
+  return has_sha;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(bool portable) : accelerated_(!portable && accelerated()) {}
+
+void Sha256::compress(const unsigned char* blocks, std::size_t count) {
+#ifdef QSWEEP_SHA_NI
+  if (accelerated_) return compress_sha_ni(state_, blocks, count);
+#endif
+  for (; count > 0; --count, blocks += 64) compress_portable(state_, blocks);
 }
 
 void Sha256::update(std::string_view data) {
@@ -62,10 +130,12 @@ void Sha256::update(std::string_view data) {
     bytes += take;
     size -= take;
     if (buffered_ < 64) return;
-    compress(buffer_.data());
+    compress(buffer_.data(), 1);
     buffered_ = 0;
   }
-  for (; size >= 64; bytes += 64, size -= 64) compress(bytes);
+  compress(bytes, size / 64);
+  bytes += size / 64 * 64;
+  size %= 64;
   std::memcpy(buffer_.data(), bytes, size);
   buffered_ = size;
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -20,8 +21,10 @@
 
 namespace qsweep::testing {
 
-// `n` exact tasks on a ring of 4 servers, lambda = 0.1 + id / 1000, estimated cost `cost`.
-inline sweep::Plan hook_plan(std::size_t n, const std::string& name, double cost = 0.0) {
+// `n` exact tasks on a ring of 4 servers, lambda = 0.1 + id / 1000, estimated cost `cost`, each on
+// one rank but those in `ranks` (id -> Task::ranks).
+inline sweep::Plan hook_plan(std::size_t n, const std::string& name, double cost = 0.0,
+                             const std::map<std::uint64_t, int>& ranks = {}) {
   sweep::Plan plan;
   plan.name = name;
   plan.source = name + ".yaml";
@@ -36,6 +39,7 @@ inline sweep::Plan hook_plan(std::size_t n, const std::string& name, double cost
     task.system().family.N = 4;
     task.system().lambda = 0.1 + static_cast<double>(i) / 1000.0;
     task.cost = cost;
+    if (const auto it = ranks.find(i); it != ranks.end()) task.ranks = it->second;
     plan.tasks.push_back(task);
   }
   return plan;

@@ -150,8 +150,8 @@ TEST(MemoryLedger, AnIdleNodeTakesATaskThatFitsItsBudget) {
 sweep::Plan memory_plan(const std::vector<double>& memory, const std::vector<double>& results) {
   sweep::Plan plan = testing::hook_plan(memory.size(), "memory", 1.0);
   for (std::size_t i = 0; i < memory.size(); ++i) {
-    plan.tasks[i].memory = memory[i];
-    plan.tasks[i].result_memory = results.empty() ? 0.0 : results[i];
+    plan.tasks.estimate(i).memory = memory[i];
+    plan.tasks.estimate(i).result_memory = results.empty() ? 0.0 : results[i];
   }
   return plan;
 }
@@ -189,7 +189,10 @@ TEST(DispatchOnFakeNodes, BudgetsHoldAndEveryTaskRuns) {
   memory[200] = 45.0;
   std::vector<double> results(memory.size(), 0.5);
   sweep::Plan plan = memory_plan(memory, results);
-  for (auto& task : plan.tasks) task.cost = 1e-3 * (1.0 + task.memory);  // biggest first
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+    sweep::TaskEstimate& estimate = plan.tasks.estimate(id);
+    estimate.cost = 1e-3 * (1.0 + estimate.memory);  // biggest first
+  }
   std::vector<std::uint64_t> todo(plan.tasks.size());
   for (std::uint64_t id = 0; id < todo.size(); ++id) todo[id] = id;
   Scheduler scheduler(plan, todo, std::vector<std::int32_t>(plan.tasks.size(), 0));

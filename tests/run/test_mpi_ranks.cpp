@@ -95,10 +95,8 @@ TEST_F(MpiRanks, EveryRankWorksAndFailuresAreRecorded) {
 }
 
 TEST_F(MpiRanks, TasksThatSpanRanksRunOnAGroupOfTheirSizeAmongOrdinaryTasks) {
-  sweep::Plan plan = hook_plan(300, "spans", 0.0);
-  plan.tasks[5].ranks = 2;
-  plan.tasks[100].ranks = 2;
-  plan.tasks[200].ranks = sweep::kAutoRanks;  // fits one rank: runs as an ordinary task
+  // Task 200 fits one rank: with ranks auto it runs as an ordinary task.
+  const sweep::Plan plan = hook_plan(300, "spans", 0.0, {{5, 2}, {100, 2}, {200, sweep::kAutoRanks}});
   std::set<std::uint64_t> spanned;            // by every member
   const SpanningTaskFunction on_group = [&](const sweep::Task& task, const Comm& group) {
     if (group.size() != 2) throw std::runtime_error("a group of " + std::to_string(group.size()));
@@ -195,7 +193,8 @@ TEST_F(MpiRanks, TasksOnANodeStayWithinItsMemory) {
   // no instant do the running tasks' estimates add up to more than the node's memory.
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   sweep::Plan plan = hook_plan(34, "node-memory", 0.0);
-  for (sweep::Task& task : plan.tasks) task.memory = (task.id % 8 == 0 ? 600.0 : 100.0) * kGiB;
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
+    plan.tasks.estimate(id).memory = (id % 8 == 0 ? 600.0 : 100.0) * kGiB;
   options_.node_memory = 1000.0 * kGiB;
   options_.max_task_memory = 1000.0 * kGiB;
   const fs::path log = dir_ / ("rank-" + std::to_string(world_.rank()) + ".log");
@@ -217,8 +216,8 @@ TEST_F(MpiRanks, TasksOnANodeStayWithinItsMemory) {
     long long start = 0, end = 0;
     while (in >> id >> start >> end) {
       ran.insert(id);
-      changes.emplace_back(start, plan.tasks.at(id).memory);
-      changes.emplace_back(end, -plan.tasks.at(id).memory);
+      changes.emplace_back(start, plan.tasks.estimate(id).memory);
+      changes.emplace_back(end, -plan.tasks.estimate(id).memory);
     }
   }
   EXPECT_EQ(ran.size(), plan.tasks.size());

@@ -52,7 +52,7 @@ TEST(Scheduler, CostsWithinAFactorOfTwoGoInTaskOrder) {
 TEST(Scheduler, PacksTasksUpToTheBudgetAndTheTaskLimit) {
   const sweep::Plan plan = plan_with_costs({4.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
   Scheduler scheduler(plan, all_ids(7), std::vector<std::int32_t>(7, 0));
-  const double expected_total = 10.0 + 7 * scheduling_cost(sweep::Task{});
+  const double expected_total = 10.0 + 7 * scheduling_cost(sweep::TaskEstimate{});
   EXPECT_NEAR(scheduler.remaining_cost(), expected_total, 1e-9);
   // The big task is over budget: it goes alone.
   EXPECT_EQ(scheduler.next(2.5, 10).ids, std::vector<std::uint64_t>{0});
@@ -61,7 +61,7 @@ TEST(Scheduler, PacksTasksUpToTheBudgetAndTheTaskLimit) {
   // The task limit binds before the budget.
   EXPECT_EQ(scheduler.next(100.0, 3).ids, (std::vector<std::uint64_t>{3, 4, 5}));
   EXPECT_EQ(scheduler.remaining_tasks(), 1u);
-  EXPECT_NEAR(scheduler.remaining_cost(), scheduling_cost(plan.tasks[6]), 1e-12);
+  EXPECT_NEAR(scheduler.remaining_cost(), scheduling_cost(plan.tasks.estimate(6)), 1e-12);
   EXPECT_EQ(scheduler.next(100.0, 3).ids, std::vector<std::uint64_t>{6});
   EXPECT_TRUE(scheduler.empty());
   EXPECT_EQ(scheduler.remaining_cost(), 0.0);
@@ -75,17 +75,17 @@ TEST(Scheduler, CountsAttemptsOnTopOfEarlierRuns) {
   const Batch batch = scheduler.next(100.0, 10);
   EXPECT_EQ(batch.ids, (std::vector<std::uint64_t>{1, 2}));
   EXPECT_EQ(batch.attempts, (std::vector<std::int32_t>{3, 2}));
-  EXPECT_NEAR(scheduler.cost_of(batch), 2.0 + 2 * scheduling_cost(sweep::Task{}), 1e-12);
+  EXPECT_NEAR(scheduler.cost_of(batch), 2.0 + 2 * scheduling_cost(sweep::TaskEstimate{}), 1e-12);
 }
 
 TEST(Scheduler, ZeroAndInvalidCostsStillCount) {
-  sweep::Task task;
+  sweep::TaskEstimate task;
   task.cost = 0.0;
   EXPECT_GT(scheduling_cost(task), 0.0);
   task.cost = std::nan("");
-  EXPECT_EQ(scheduling_cost(task), scheduling_cost(sweep::Task{}));
+  EXPECT_EQ(scheduling_cost(task), scheduling_cost(sweep::TaskEstimate{}));
   task.cost = -3.0;
-  EXPECT_EQ(scheduling_cost(task), scheduling_cost(sweep::Task{}));
+  EXPECT_EQ(scheduling_cost(task), scheduling_cost(sweep::TaskEstimate{}));
 }
 
 TEST(Batch, RoundTripsThroughBoostSerialization) {

@@ -204,7 +204,8 @@ blocks:
   ASSERT_EQ(plan.tasks.size(), 4u);
   EXPECT_EQ(plan.tasks[0].system().family.N, 9);
   EXPECT_EQ(plan.tasks[1].system().family.N, 12);
-  const auto& types = plan.tasks[2].system().family.types;
+  const Task explicit_types = plan.tasks[2];
+  const auto& types = explicit_types.system().family.types;
   ASSERT_EQ(types.size(), 2u);
   EXPECT_EQ(types[0].servers, (std::vector<int>{0, 1}));
   EXPECT_EQ(types[1].servers, (std::vector<int>{2}));
@@ -241,7 +242,8 @@ blocks:
     samples: 1.0e4
 )");
   ASSERT_EQ(plan.tasks.size(), 2u);
-  const auto& s = plan.tasks[0].as<SimulateTask>().options;
+  const Task simulate_task = plan.tasks[0];
+  const auto& s = simulate_task.as<SimulateTask>().options;
   EXPECT_EQ(s.policy, sim::Policy::power_of_d);
   EXPECT_EQ(s.policy_d, 3);
   EXPECT_EQ(s.service.kind, sim::ServiceKind::hyperexponential);
@@ -250,7 +252,8 @@ blocks:
   EXPECT_EQ(s.warmup, 100.0);
   EXPECT_EQ(s.replications, 4);
   EXPECT_EQ(s.qmax, 6);
-  const auto& l = plan.tasks[1].as<LdpTask>().options;
+  const Task ldp_task = plan.tasks[1];
+  const auto& l = ldp_task.as<LdpTask>().options;
   EXPECT_EQ(l.n, 50);
   EXPECT_EQ(l.j, 3);
   EXPECT_EQ(l.T, 2.0);
@@ -347,10 +350,10 @@ blocks: [{method: exact, family: [complete, ring], N: [4, 6], lambda: [0.3, 0.6]
   EXPECT_NE(a.hash, other_order.hash);
 
   // Cost estimates are not part of the hash (a better cost model must not block --resume).
-  std::vector<Task> recosted = a.tasks;
+  std::vector<Task> recosted(a.tasks.begin(), a.tasks.end());
   for (Task& t : recosted) t.cost *= 3.0;
   EXPECT_EQ(plan_hash(recosted), a.hash);
-  std::vector<Task> changed = a.tasks;
+  std::vector<Task> changed(a.tasks.begin(), a.tasks.end());
   changed[2].as<ExactTask>().options.qmax = 1;
   EXPECT_NE(plan_hash(changed), a.hash);
 }

@@ -30,10 +30,10 @@ struct Batch {
 
 // The plan's cost estimate with a floor, so that tasks estimated at zero still count (a batch of
 // them is bounded by the task limit, not unbounded).
-double scheduling_cost(const sweep::Task& task);
+double scheduling_cost(const sweep::TaskEstimate& estimate);
 // The plan's memory estimates of a task (bytes; 0 if not finite or negative).
-double scheduling_memory(const sweep::Task& task);
-double scheduling_result_memory(const sweep::Task& task);
+double scheduling_memory(const sweep::TaskEstimate& estimate);
+double scheduling_result_memory(const sweep::TaskEstimate& estimate);
 
 class Scheduler {
  public:

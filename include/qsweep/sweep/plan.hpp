@@ -1,6 +1,8 @@
 #pragma once
 // A sweep file parsed, validated and expanded into its task list (docs/sweep-format.md).
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,11 +14,81 @@ namespace qsweep::sweep {
 // Refuse plans bigger than this (a typo in a linspace count must not allocate a week of tasks);
 // the sweep file may raise it with the top-level key `max_tasks`, up to kMaxMaxTasks. A block
 // counts with the size of its full grid, before combinations that differ only in unused
-// parameters are merged. Every rank holds the plan, about 500 bytes per task (measured with
-// `/usr/bin/time -f %M qsweep plan` on sweeps of 1e4, 1e5 and 1e6 tasks; docs/sweep-format.md):
-// 0.5 GB per rank by default, 5 GB per rank at the upper limit.
+// parameters are merged. Every rank holds the plan: 36 bytes per task and 8 per linspace value
+// (PlanTasks), about 50 bytes per task at the peak of expansion (measured with
+// `/usr/bin/time -f %M qsweep plan` on sweeps of 1e5 and 1e6 tasks; docs/sweep-format.md):
+// 50 MB per rank by default, 0.5 GB per rank at the upper limit.
 inline constexpr std::uint64_t kDefaultMaxTasks = 1'000'000;
 inline constexpr std::uint64_t kMaxMaxTasks = 10'000'000;
+
+// The estimates of a task (sweep/cost.hpp), which the plan keeps for every task without making it.
+struct TaskEstimate {
+  double cost = 0.0;
+  double memory = 0.0;
+  double result_memory = 0.0;
+  int ranks = 1;  // Task::ranks, for the runner's choice of ranks (run/spans.hpp)
+};
+
+namespace detail {
+class BlockGrid;
+struct BlockInput;
+struct PlanState;
+void expand_block(const BlockInput& block, PlanState& state);
+}  // namespace detail
+
+// The tasks of a plan, by id. A plan expanded from a sweep keeps each block's grid and, per
+// task, its grid point and estimates and ranks (36 bytes); task(id) makes the Task again from its block
+// with the code that expanded it, so every rank can hold a plan of 10^7 tasks. A plan built by
+// hand (tests, benchmarks) holds its Tasks.
+class PlanTasks {
+ public:
+  std::uint64_t size() const { return estimates_.size(); }
+  bool empty() const { return estimates_.empty(); }
+  // Task `id`, made on each call (a const value: bind it to a `const Task&`, never a reference
+  // into it to a variable that outlives the statement). std::out_of_range past the end.
+  const Task at(std::uint64_t id) const;
+  const Task operator[](std::uint64_t id) const { return at(id); }
+  const Task front() const { return at(0); }
+  const Task back() const { return at(size() - 1); }
+  Method method(std::uint64_t id) const;
+  // Without making the task (the scheduler reads these for every task).
+  const TaskEstimate& estimate(std::uint64_t id) const { return estimates_.at(id); }
+  TaskEstimate& estimate(std::uint64_t id) { return estimates_.at(id); }
+  // Appends a task made by hand; its id must be size() (std::logic_error otherwise, and in a
+  // plan expanded from a sweep).
+  void push_back(Task task);
+
+  // Every task in id order, each made when reached.
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Task;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = const Task;
+    Iterator(const PlanTasks* tasks, std::uint64_t id) : tasks_(tasks), id_(id) {}
+    const Task operator*() const { return tasks_->at(id_); }
+    Iterator& operator++() {
+      ++id_;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return id_ == other.id_; }
+
+   private:
+    const PlanTasks* tasks_;
+    std::uint64_t id_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
+
+ private:
+  friend void detail::expand_block(const detail::BlockInput& block, detail::PlanState& state);
+  std::vector<std::shared_ptr<const detail::BlockGrid>> grids_;
+  std::vector<std::uint64_t> grid_first_;  // id of each grid's first task
+  std::vector<std::uint32_t> points_;      // grid point of each task (< max_tasks <= 10^7)
+  std::vector<TaskEstimate> estimates_;
+  std::vector<Task> given_;  // a plan built by hand
+};
 
 struct Plan {
   std::string name;         // `name:` of the sweep file
@@ -27,7 +99,7 @@ struct Plan {
   std::string output;       // `output:` of the file, "" if absent (-o overrides)
   std::uint64_t seed = 0;
   bool on_unstable_error = false;  // `on_unstable: error`
-  std::vector<Task> tasks;         // tasks[i].id == i
+  PlanTasks tasks;                 // tasks[i].id == i
   // Where each block is, for messages about a whole task: "FILE:LINE:COLUMN" (Task::block
   // indexes it), "qsweep eval" for a plan from flags.
   std::vector<std::string> block_locations;
@@ -65,8 +137,10 @@ struct Flag {
 Plan plan_from_flags(const std::vector<Flag>& flags);
 
 // Hex SHA-256 of the canonical form of every task in order (ids, methods, all parameters and
-// seeds; not the cost estimates): equal plans, and only those, have equal hashes.
+// seeds; not the cost estimates): equal plans, and only those, have equal hashes. Plans from a
+// sweep compute it as they expand (Plan::hash).
 std::string plan_hash(const std::vector<Task>& tasks);
+std::string plan_hash(const PlanTasks& tasks);
 
 // What makes two tasks the same computation wherever they sit in a plan, as a hex SHA-256 of
 // the canonical form without the block and the cost estimate, and without the id unless the

@@ -10,11 +10,17 @@ namespace qsweep::sweep {
 // Incremental: update() any number of times, then hex_digest() once.
 class Sha256 {
  public:
+  // With the x86 SHA instructions where the CPU has them (8x the portable code: the plan hash
+  // reads every task's canonical form), unless `portable` (tests compare both).
+  explicit Sha256(bool portable = false);
   void update(std::string_view data);
   std::string hex_digest();  // lower-case, 64 characters
+  // Whether this CPU has the SHA instructions.
+  static bool accelerated();
 
  private:
-  void compress(const unsigned char* block);
+  void compress(const unsigned char* blocks, std::size_t count);
+  bool accelerated_;
   std::array<std::uint32_t, 8> state_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   std::array<unsigned char, 64> buffer_{};

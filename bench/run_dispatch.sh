@@ -39,13 +39,13 @@ median() { awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2
 one=$(rates "$work/config0" | median)
 echo
 echo "$tasks no-op tasks, $rounds rounds x $repeats repeats; tasks/s of the work phase:"
-printf '%-34s %8s %8s %8s %7s  %s\n' configuration median min max effic. "load (1 min)"
+printf '%-42s %8s %8s %8s %7s  %s\n' configuration median min max effic. "load (1 min)"
 for i in "${!configs[@]}"; do
   IFS=: read -r name _ workers _ <<<"${configs[$i]}"
   med=$(rates "$work/config$i" | median)
-  printf '%-34s %8.3g %8.3g %8.3g %7.2f  %s-%s\n' "$name ($workers workers)" "$med" \
+  printf '%-42s %8.3g %8.3g %8.3g %7.2f  %s-%s\n' "$name ($workers workers)" "$med" \
     "$(rates "$work/config$i" | head -1)" "$(rates "$work/config$i" | tail -1)" \
-    "$(echo "$med / ($workers * $one)" | bc -l)" \
+    "$(awk -v m="$med" -v w="$workers" -v one="$one" 'BEGIN { print m / (w * one) }')" \
     "$(loads "$work/config$i" | head -1)" "$(loads "$work/config$i" | tail -1)"
 done
 echo "efficiency = median / (workers x median of 1 rank); 1 worker is ideal 1.00"

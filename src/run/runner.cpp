@@ -169,27 +169,16 @@ class Workbench {
   std::optional<Report> poll() {
     std::optional<Report> report;
     if (engine_.busy() && engine_.wait(microseconds(0))) {
-      std::vector<FinishedTask> finished = engine_.take();
-      const WorkOrder done = std::move(running_);
-      double largest = 0.0;
-      for (const std::uint64_t id : done.batch.ids)
-        largest = std::max(largest, plan_.tasks.at(id).memory);
-      if (largest >= kReleaseAfterBytes) {
-        // Big tasks: their memory is given back before the next batch starts, and what this
-        // rank then holds without a task is its baseline.
-        report = write(done, finished);
-        finished = {};
-        release_free_memory();
-        report->resident_bytes = resident_bytes();
-      } else {
-        // Small tasks: the next batch runs while these rows are written (the compute thread does
-        // not wait for the file). The baseline is measured before it starts, with these results
-        // still held (an overestimate by at most their size).
-        const double resident = resident_bytes();
-        start_next();
-        report = write(done, finished);
-        report->resident_bytes = resident;
+      {
+        std::vector<FinishedTask> finished = engine_.take();
+        report = write(finished);
       }
+      // Before the next batch starts: what this rank holds without a task.
+      double largest = 0.0;
+      for (const std::uint64_t id : running_.batch.ids)
+        largest = std::max(largest, plan_.tasks.at(id).memory);
+      if (largest >= kReleaseAfterBytes) release_free_memory();
+      report->resident_bytes = resident_bytes();
     }
     start_next();
     return report;
@@ -211,7 +200,7 @@ class Workbench {
     std::vector<Report> reports;
     if (mode == StopMode::now && engine_.busy()) {
       std::vector<FinishedTask> finished = engine_.abandon();
-      reports.push_back(write(running_, finished));
+      reports.push_back(write(finished));
     }
     for (const WorkOrder& order : queue_) reports.push_back(not_run(order));
     queue_.clear();
@@ -234,9 +223,9 @@ class Workbench {
     engine_.start(std::move(tasks));
   }
 
-  Report write(const WorkOrder& order, std::vector<FinishedTask>& finished) {
+  Report write(std::vector<FinishedTask>& finished) {
     write_finished(file_, plan_, finished);
-    Report report = empty_report(order.seq, order.batch.ids.size());
+    Report report = empty_report(running_.seq, running_.batch.ids.size());
     for (const FinishedTask& task : finished) {
       report.wall_seconds += task.outcome.wall_seconds;
       switch (task.outcome.status) {

@@ -6,7 +6,10 @@
 #include <malloc.h>
 #endif
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -91,7 +94,17 @@ MachineMemory machine_memory(const std::string& proc, const std::string& cgroup_
   return memory;
 }
 
-double resident_bytes() { return kib_field("/proc/self/status", "VmRSS"); }
+// VmRSS is the second field of /proc/self/statm (in pages), which the kernel makes much faster
+// than /proc/self/status: it is read once per batch.
+double resident_bytes() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0.0;
+  unsigned long long size = 0, resident = 0;
+  const int read = std::fscanf(statm, "%llu %llu", &size, &resident);
+  std::fclose(statm);
+  if (read != 2) return 0.0;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
 double peak_resident_bytes() { return kib_field("/proc/self/status", "VmHWM"); }
 
 void release_free_memory() {

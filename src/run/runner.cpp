@@ -43,7 +43,7 @@ using std::chrono::microseconds;
 
 // --- tuning -----------------------------------------------------------------------------------
 constexpr double kBatchSeconds = 0.05;         // aim of one batch's measured run time
-constexpr std::size_t kMaxBatchTasks = 256;    // keeps a batch message small (eager MPI send)
+constexpr std::size_t kMaxBatchTasks = 1024;   // rows per HDF5 write call (docs/running.md)
 constexpr std::size_t kBatchesInFlight = 2;    // per worker: one running, one waiting
 constexpr microseconds kMinPause{50};          // idle loops back off from here ...
 constexpr microseconds kMaxPause{5000};        // ... to here (never a busy wait)

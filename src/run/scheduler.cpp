@@ -101,7 +101,8 @@ double BatchSizer::seconds_per_cost() const {
 
 double BatchSizer::budget(double remaining_cost, int workers) const {
   const double target = target_seconds_ / seconds_per_cost();
-  // Two batches per worker are in flight; keep the tail split over all of them.
+  // At most half of what remains per worker, so that the tail is split over every worker (each
+  // has two batches in flight, runner.cpp).
   const double share = remaining_cost / (2.0 * std::max(workers, 1));
   return std::min(target, share);
 }

@@ -96,8 +96,9 @@ TEST_F(MpiRanks, EveryRankWorksAndFailuresAreRecorded) {
 
 TEST_F(MpiRanks, TasksThatSpanRanksRunOnAGroupOfTheirSizeAmongOrdinaryTasks) {
   // Task 200 fits one rank: with ranks auto it runs as an ordinary task.
-  const sweep::Plan plan = hook_plan(300, "spans", 0.0, {{5, 2}, {100, 2}, {200, sweep::kAutoRanks}});
-  std::set<std::uint64_t> spanned;            // by every member
+  const sweep::Plan plan =
+      hook_plan(300, "spans", 0.0, {{5, 2}, {100, 2}, {200, sweep::kAutoRanks}});
+  std::set<std::uint64_t> spanned;  // by every member
   const SpanningTaskFunction on_group = [&](const sweep::Task& task, const Comm& group) {
     if (group.size() != 2) throw std::runtime_error("a group of " + std::to_string(group.size()));
     // Collective over the group: both members run the task at the same time.

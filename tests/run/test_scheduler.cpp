@@ -102,6 +102,26 @@ TEST(Batch, RoundTripsThroughBoostSerialization) {
   EXPECT_NE(read, Batch{});
 }
 
+TEST(Batch, RunsOfConsecutiveIdsTravelAsAFewBytes) {
+  Batch batch;
+  for (std::uint64_t id = 5000; id < 6024; ++id) {
+    batch.ids.push_back(id);
+    batch.attempts.push_back(id < 5500 ? 1 : 2);  // two runs: attempts change at 5500
+  }
+  batch.ids.push_back(17);  // a third run: not consecutive
+  batch.attempts.push_back(2);
+  std::stringstream stream;
+  {
+    boost::archive::binary_oarchive out(stream);
+    out << batch;
+  }
+  EXPECT_LT(stream.str().size(), 200u);  // 1025 ids and attempts would be 12 kB as they are
+  Batch read;
+  boost::archive::binary_iarchive in(stream);
+  in >> read;
+  EXPECT_EQ(read, batch);
+}
+
 TEST(BatchSizer, AimsAtTargetSecondsOnceCalibrated) {
   BatchSizer sizer(0.05, 256);
   EXPECT_EQ(sizer.max_tasks(), 256u);

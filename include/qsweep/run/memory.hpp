@@ -23,7 +23,8 @@ struct MachineMemory {
 MachineMemory machine_memory(const std::string& proc = "/proc",
                              const std::string& cgroup_root = "/sys/fs/cgroup");
 
-// VmRSS (resident now) and VmHWM (peak resident) of /proc/self/status, in bytes; 0 if unreadable.
+// Resident now (VmRSS, read from /proc/self/statm) and peak resident (VmHWM of
+// /proc/self/status), in bytes; 0 if unreadable.
 double resident_bytes();
 double peak_resident_bytes();
 

@@ -2,6 +2,7 @@
 // Which tasks go out next: biggest estimated cost first (within a factor of two, task order),
 // small tasks batched so that dispatch overhead stays small, batches shrinking towards the end so
 // the last tasks spread over all workers.
+#include <boost/serialization/split_member.hpp>
 #include <boost/serialization/vector.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -20,12 +21,36 @@ struct Batch {
   std::vector<std::int32_t> attempts;
 
   friend bool operator==(const Batch&, const Batch&) = default;
+
+  // On the wire as runs of consecutive ids with equal attempts (first id, length, attempts): a
+  // batch of small tasks is usually one run, so its message stays a few dozen bytes however many
+  // tasks it carries (an eager MPI send).
   template <class Archive>
-  void serialize(Archive& ar, unsigned /*version*/) {
-    // clang-format off
-    ar & ids & attempts;
-    // clang-format on
+  void save(Archive& ar, unsigned /*version*/) const {
+    std::vector<std::uint64_t> runs;
+    for (std::size_t i = 0; i < ids.size();) {
+      std::size_t end = i + 1;
+      while (end < ids.size() && ids[end] == ids[end - 1] + 1 && attempts[end] == attempts[i])
+        ++end;
+      runs.insert(runs.end(), {ids[i], end - i, static_cast<std::uint64_t>(attempts[i])});
+      i = end;
+    }
+    ar << runs;
   }
+  template <class Archive>
+  void load(Archive& ar, unsigned /*version*/) {
+    std::vector<std::uint64_t> runs;
+    ar >> runs;
+    ids.clear();
+    attempts.clear();
+    for (std::size_t r = 0; r + 2 < runs.size(); r += 3) {
+      for (std::uint64_t k = 0; k < runs[r + 1]; ++k) {
+        ids.push_back(runs[r] + k);
+        attempts.push_back(static_cast<std::int32_t>(runs[r + 2]));
+      }
+    }
+  }
+  BOOST_SERIALIZATION_SPLIT_MEMBER()
 };
 
 // The plan's cost estimate with a floor, so that tasks estimated at zero still count (a batch of

@@ -34,7 +34,6 @@ sweep::Plan no_op_plan(std::size_t n) {
   plan.name = "dispatch";
   plan.source = "bench";
   plan.hash = "dispatch-" + std::to_string(n);
-  plan.tasks.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     sweep::Task task;
     task.id = i;

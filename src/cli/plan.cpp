@@ -169,8 +169,18 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
   std::printf(
       "(costs: rough single-core estimates, docs/sweep-format.md; memory: the largest "
       "estimated peak a task adds to its process, docs/running.md \"Memory\")\n");
-  std::printf("every task fits %s with the %s this process holds\n", limit.source.c_str(),
+  std::uint64_t spanning = 0;
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
+    spanning += plan.tasks.estimate(id).ranks != 1 ? 1 : 0;
+  std::printf("every task%s fits %s with the %s this process holds\n",
+              spanning > 0 ? " on one rank" : "", limit.source.c_str(),
               sweep::memory_text(limit.baseline_bytes).c_str());
+  if (spanning > 0) {
+    std::printf(
+        "%llu tasks with `ranks` other than 1: `qsweep run` chooses their ranks and checks "
+        "each rank's share (docs/running.md, \"Tasks that span ranks\")\n",
+        static_cast<unsigned long long>(spanning));
+  }
   if (args.all_tasks) {
     std::printf("\ntasks:\n");
     for (const auto& task : plan.tasks)

@@ -165,6 +165,8 @@ not_run docs/exact.md "P(n) = (1 / mu(U(n)))" "a formula"
 not_run docs/exact.md "cmake --preset benchmark" "a benchmark build and run (minutes)"
 not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minflt\" build/qsweep eval --family random_regular --N 26" \
   "a measurement: N = 26 takes 1 GiB and seconds"
+not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minflt\" build/qsweep eval --family random_regular --N 30" \
+  "a measurement: N = 30 takes 16 GiB and minutes"
 not_run docs/exact.md "build/bench/qsweep_bench_exact_engines" "a benchmark (the benchmark build)"
 not_run docs/exact.md "mpiexec -n 1 build/bench/qsweep_bench_exact_mpi_scaling" "a benchmark at N = 26 under a memory budget"
 not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minflt\" build/qsweep eval --family random_regular --degree 4 --N 29" \

@@ -99,6 +99,11 @@ TEST(Distributed, TakesNUpToItsOwnLimit) {
 }
 
 TEST(Distributed, PeakMemoryWithinTheEstimate) {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's allocator (redzones, shadow, quarantine) changes resident sizes: under it
+  // this would measure the sanitizer, not the engine.
+  GTEST_SKIP() << "resident sizes under AddressSanitizer are the sanitizer's";
+#endif
   // The scaling benchmark's instance (bench/exact_mpi_scaling.cpp) at N = 22: a random 3-regular
   // graph reaches about a quarter of the unions, spread so that every page of the lattice is
   // written, so the dense estimate is the one to meet.

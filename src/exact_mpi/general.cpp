@@ -64,8 +64,8 @@ struct TypeList {
 
 class Engine {
  public:
-  Engine(MPI_Comm comm, const Lattice& lat, int requested_bits, Stats& stats)
-      : comm_(comm), lat_(lat), stats_(stats) {
+  Engine(MPI_Comm comm, const Lattice& lat, int requested_bits, Stats& stats, const StopCheck& stop)
+      : comm_(comm), lat_(lat), stats_(stats), stop_(stop) {
     check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm, &ranks_), "MPI_Comm_size");
     h_ = block_bits(lat.N, requested_bits);
@@ -130,6 +130,14 @@ class Engine {
   }
 
  private:
+  // Before each layer or step, when no message of this run is in flight: every rank asks its
+  // StopCheck and all of them stop if one says so.
+  void between_layers() const {
+    int stop = stop_ && stop_() ? 1 : 0;
+    check(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_LOR, comm_), "MPI_Allreduce");
+    if (stop != 0) throw Stopped();
+  }
+
   Cell* cells_of(Mask X) const { return cell_ + slot_[X] * cells_; }
   Mask base(Mask X) const { return X << low_bits_; }
   Mask low(Mask m) const { return m & static_cast<Mask>(cells_ - 1); }
@@ -213,6 +221,7 @@ class Engine {
     std::vector<double> buffer;
     std::vector<MPI_Request> requests;
     for (const auto& layer : layers_) {
+      between_layers();
       for (Mask X : layer) {
         if (!owns(X)) continue;
         Cell* c = cells_of(X);
@@ -331,6 +340,7 @@ class Engine {
     std::vector<MPI_Request> requests;
     stats_.backward_bytes.assign(layers_.size(), 0.0);
     for (std::size_t l = layers_.size(); l-- > 0;) {
+      between_layers();
       for (Mask X : layers_[l]) {
         if (!owns(X)) continue;
         Cell* c = cells_of(X);
@@ -436,6 +446,7 @@ class Engine {
     double log_scale = 0.0;  // stored weights are true weights times e^-log_scale
     double carry = 1.0;      // rescales the previous step's weights to a maximum of 1
     for (int k = 1; k <= qmax; ++k) {
+      between_layers();
       double bytes = 0.0;
       for (Mask X : mine_) {
         std::vector<bool> to(static_cast<std::size_t>(ranks_));
@@ -480,6 +491,7 @@ class Engine {
   MPI_Comm comm_;
   const Lattice& lat_;
   Stats& stats_;
+  const StopCheck& stop_;
   int rank_ = 0, ranks_ = 1, h_ = 0, low_bits_ = 0;
   std::uint64_t cells_ = 1, chunk_ = 1;  // unions per block, per plain partial sum
   Mask blocks_ = 1;
@@ -503,7 +515,8 @@ class Engine {
 
 exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::JobType>& types,
                                       const std::vector<double>& speeds, double total_rate,
-                                      int qmax, bool per_type, Stats* stats, int block_bits) {
+                                      int qmax, bool per_type, Stats* stats, int block_bits,
+                                      const StopCheck& stop) {
   if (speeds.empty() || speeds.size() > static_cast<std::size_t>(kMaxServers))
     throw InputError(
         fmt::format("exact_mpi: N = {} servers for the distributed general engine; "
@@ -511,7 +524,7 @@ exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::Jo
                     speeds.size(), kMaxServers));
   const Lattice lat(types, speeds, total_rate);
   Stats local;
-  Engine engine(comm, lat, block_bits, stats != nullptr ? *stats : local);
+  Engine engine(comm, lat, block_bits, stats != nullptr ? *stats : local, stop);
   return engine.run(qmax, per_type);
 }
 

@@ -278,11 +278,11 @@ class Workbench {
   bool stopped_ = false;
 };
 
-// Backoff for loops that wait for something to happen.
+// Backoff for loops that wait for something to happen, up to `longest` (at most kMaxPause).
 class Pause {
  public:
-  microseconds next(bool something_happened) {
-    current_ = something_happened ? kMinPause : std::min(current_ * 2, kMaxPause);
+  microseconds next(bool something_happened, microseconds longest = kMaxPause) {
+    current_ = something_happened ? kMinPause : std::min({current_ * 2, longest, kMaxPause});
     return current_;
   }
 
@@ -291,6 +291,10 @@ class Pause {
 };
 
 // --- rank 0 -----------------------------------------------------------------------------------
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 struct StartState {
   std::vector<std::uint64_t> todo;
@@ -377,7 +381,7 @@ class Coordinator {
                          Progress::Clock::now());
       }
       write_activity(event);
-      const microseconds wait = pause.next(event);
+      const microseconds wait = pause.next(event, longest_pause());
       if (local_ != nullptr) {
         local_->wait(wait);
       } else {
@@ -418,7 +422,26 @@ class Coordinator {
     double since;                        // when the first outstanding batch started (about)
     bool reserved = false;               // held for the next task that spans ranks
     bool spanning = false;               // running a task with other ranks
+    // Seconds between the rank's reports while it had a batch waiting (0 until measured) and
+    // when the last report came (steady clock seconds).
+    double report_period = 0.0;
+    double last_report = 0.0;
   };
+
+  // A rank whose batches are short would run out of work while rank 0 sleeps a whole back-off
+  // (its waiting batch ends before the report of the running one is read): rank 0 sleeps at
+  // most a quarter of the shortest period between reports of a busy rank.
+  microseconds longest_pause() const {
+    double shortest = 0.0;
+    for (const Slot& slot : slots_) {
+      if (slot.outstanding.empty() || slot.report_period <= 0.0) continue;
+      if (shortest == 0.0 || slot.report_period < shortest) shortest = slot.report_period;
+    }
+    if (shortest == 0.0) return kMaxPause;
+    return std::clamp(
+        std::chrono::duration_cast<microseconds>(std::chrono::duration<double>(shortest / 4.0)),
+        kMinPause, kMaxPause);
+  }
 
   double spanning_cost() const {
     double cost = 0.0;
@@ -623,6 +646,13 @@ class Coordinator {
     }
     const double cost = it->cost;
     const bool span = it->span;
+    const double now = steady_seconds();
+    if (slot.outstanding.size() > 1 && slot.last_report > 0.0) {  // busy since its last report
+      const double period = now - slot.last_report;
+      slot.report_period =
+          slot.report_period > 0.0 ? 0.75 * slot.report_period + 0.25 * period : period;
+    }
+    slot.last_report = now;
     if (it == slot.outstanding.begin()) slot.since = store::unix_seconds();  // the next starts
     slot.outstanding.erase(it);
     if (span) slot.spanning = false;
@@ -751,7 +781,10 @@ constexpr std::uint64_t kGroupTags = 32768;
 // This rank's part of a task that spans ranks, on the main thread (the members call MPI
 // together; rank 0 sends it only to ranks with nothing else to run). Collective over the members:
 // all of them run it or, when one of them is stopping, none does (the task stays pending).
-Report run_span(const Comm& comm, const SpanOrder& order, bool stopping, const SpanContext& with) {
+// `stop_now` keeps the rank answering while the task runs and abandons it (pending) once it
+// returns true on any member.
+Report run_span(const Comm& comm, const SpanOrder& order, bool stopping, const SpanContext& with,
+                const exact_mpi::StopCheck& stop_now) {
   const Comm group = comm.create_group(order.members, static_cast<int>(order.seq % kGroupTags));
   const bool leads = comm.rank() == order.members.front();
   Report report = empty_report(order.seq, leads ? 1 : 0);
@@ -763,10 +796,17 @@ Report run_span(const Comm& comm, const SpanOrder& order, bool stopping, const S
     with.file.write_attempts({&id, 1}, {&attempts, 1});
     TestHold::from_environment().wait_for_release(order.id);
   }
-  std::vector<FinishedTask> finished{
-      {order.id,
-       run_guarded([&](const sweep::Task& t) { return with.run_spanning(t, group); }, task),
-       comm.rank()}};
+  bool stopped = false;
+  const auto run = [&](const sweep::Task& t) {
+    try {
+      return with.run_spanning(t, group, stop_now);
+    } catch (const exact_mpi::Stopped&) {
+      stopped = true;
+      throw;
+    }
+  };
+  std::vector<FinishedTask> finished{{order.id, run_guarded(run, task), comm.rank()}};
+  if (stopped) return report;  // not run: the task stays pending
   if (leads) {
     write_finished(with.file, with.plan, finished);
     tally(report, finished.front());
@@ -786,15 +826,33 @@ void work(const Comm& comm, Workbench& bench, const SignalWatch& signals,
     mode = requested;
     for (const Report& report : bench.stop(mode)) outbox.send(0, kReport, report);
   };
-  Pause pause;
   auto last_heartbeat = std::chrono::steady_clock::now();
-  for (bool finished = false; !finished;) {
-    bool event = false;
+  auto heartbeat = [&] {
     if (const auto now = std::chrono::steady_clock::now();
         now - last_heartbeat >= std::chrono::duration<double>(kHeartbeatSeconds)) {
       outbox.send(0, kHeartbeat, 0);
       last_heartbeat = now;
     }
+  };
+  auto watch_signals = [&] {
+    if (signals.requested() > mode) {
+      stop(signals.requested());
+      outbox.send(0, kStopRequest, static_cast<int>(mode));
+    }
+  };
+  // While a task that spans ranks runs (rank 0 sends such a rank nothing but kStop meanwhile).
+  const exact_mpi::StopCheck stop_now = [&] {
+    heartbeat();
+    while (const std::optional<Envelope> envelope = comm.iprobe(0, kStop))
+      stop(static_cast<StopMode>(comm.recv<int>(*envelope)));
+    watch_signals();
+    outbox.poll();
+    return mode == StopMode::now;
+  };
+  Pause pause;
+  for (bool finished = false; !finished;) {
+    bool event = false;
+    heartbeat();
     while (const std::optional<Envelope> envelope = comm.iprobe(0)) {
       event = true;
       switch (envelope->tag) {
@@ -810,7 +868,7 @@ void work(const Comm& comm, Workbench& bench, const SignalWatch& signals,
         case kSpan: {
           const auto order = comm.recv<SpanOrder>(*envelope);
           if (!bench.idle()) throw std::logic_error("a task that spans ranks sent to a busy rank");
-          outbox.send(0, kReport, run_span(comm, order, mode != StopMode::none, spans));
+          outbox.send(0, kReport, run_span(comm, order, mode != StopMode::none, spans, stop_now));
           break;
         }
         case kStop:
@@ -826,10 +884,7 @@ void work(const Comm& comm, Workbench& bench, const SignalWatch& signals,
                                  " from rank 0");
       }
     }
-    if (signals.requested() > mode) {
-      stop(signals.requested());
-      outbox.send(0, kStopRequest, static_cast<int>(mode));
-    }
+    watch_signals();
     if (std::optional<Report> report = bench.poll()) {
       outbox.send(0, kReport, *report);
       event = true;

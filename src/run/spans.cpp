@@ -67,13 +67,15 @@ std::map<std::uint64_t, Span> choose_spans(const sweep::Plan& plan, const sweep:
   return spans;
 }
 
-sweep::TaskOutcome execute_spanning(const sweep::Task& task, const Comm& group) {
+sweep::TaskOutcome execute_spanning(const sweep::Task& task, const Comm& group,
+                                    const exact_mpi::StopCheck& stop) {
   sweep::SharedEngines engines;
   engines.exact_general = [&](const std::vector<model::JobType>& types,
                               const std::vector<double>& speeds, double total_rate, int qmax,
                               bool per_type) {
     try {
-      return exact_mpi::general_engine(group.handle(), types, speeds, total_rate, qmax, per_type);
+      return exact_mpi::general_engine(group.handle(), types, speeds, total_rate, qmax, per_type,
+                                       nullptr, -1, stop);
     } catch (const std::bad_alloc&) {
       MpiSession::abort(fmt::format("out of memory in task {}, which runs on {} ranks together: "
                                     "ending the job (the others would wait for this rank); "

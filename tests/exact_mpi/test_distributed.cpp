@@ -193,6 +193,35 @@ TEST(Distributed, AnyBlockSize) {
   }
 }
 
+// The StopCheck is asked before each layer of both passes and each step of the distribution, on
+// every rank; answering "go on" leaves the results as they are, and one rank's "stop" (the last
+// rank's, at its k-th question) makes every rank throw Stopped at that same question.
+TEST(Distributed, AStopCheckBetweenLayersStopsEveryRank) {
+  const model::System system = instance(0);  // N = 12
+  const auto types = system.family.enumerate();
+  const double rate = system.total_arrival_rate();
+  constexpr int kQmax = 8, kBits = 3;  // 4 layers of blocks
+  const auto plain =
+      general_engine(MPI_COMM_WORLD, types, system.speeds, rate, kQmax, true, nullptr, kBits);
+  int asked = 0;
+  const auto checked = general_engine(MPI_COMM_WORLD, types, system.speeds, rate, kQmax, true,
+                                      nullptr, kBits, [&] { return ++asked < 0; });
+  EXPECT_EQ(asked, 2 * (kBits + 1) + kQmax);
+  EXPECT_EQ(checked.EQ, plain.EQ);
+  EXPECT_EQ(checked.log_weight, plain.log_weight);
+  EXPECT_EQ(checked.EQ_type, plain.EQ_type);
+
+  const bool last = testing::world_rank() == testing::world_size() - 1;
+  for (const int stop_at : {1, kBits + 2, 2 * (kBits + 1) + kQmax}) {
+    SCOPED_TRACE("stop at question " + std::to_string(stop_at));
+    asked = 0;
+    EXPECT_THROW(general_engine(MPI_COMM_WORLD, types, system.speeds, rate, kQmax, true, nullptr,
+                                kBits, [&] { return ++asked == stop_at && last; }),
+                 Stopped);
+    EXPECT_EQ(asked, stop_at);
+  }
+}
+
 // An overloaded input (the stability check bypassed): every rank stops and names a union B with
 // mu(B) <= lam(B), checked here from the speeds and the types inside B.
 TEST(Distributed, OverloadStopsEveryRank) {

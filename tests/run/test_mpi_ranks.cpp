@@ -99,7 +99,8 @@ TEST_F(MpiRanks, TasksThatSpanRanksRunOnAGroupOfTheirSizeAmongOrdinaryTasks) {
   const sweep::Plan plan =
       hook_plan(300, "spans", 0.0, {{5, 2}, {100, 2}, {200, sweep::kAutoRanks}});
   std::set<std::uint64_t> spanned;  // by every member
-  const SpanningTaskFunction on_group = [&](const sweep::Task& task, const Comm& group) {
+  const SpanningTaskFunction on_group = [&](const sweep::Task& task, const Comm& group,
+                                            const exact_mpi::StopCheck& /*stop*/) {
     if (group.size() != 2) throw std::runtime_error("a group of " + std::to_string(group.size()));
     // Collective over the group: both members run the task at the same time.
     if (!group.any(group.rank() == 1)) throw std::runtime_error("the second member is missing");
@@ -170,6 +171,40 @@ TEST_F(MpiRanks, AWorkerThatIsToldToStopStopsEveryone) {
     const store::ResultsReader reader(options_.output);
     for (const TaskStatus status : reader.statuses()) EXPECT_EQ(status, TaskStatus::done);
     EXPECT_EQ(reader.attempts()[120], 2);
+  }
+}
+
+TEST_F(MpiRanks, AStopNowAbandonsATaskThatSpansRanks) {
+  // The leader of task 5's group gets SIGTERM while the task runs (as a kill of one process
+  // would). The stand-in asks its StopCheck as the engine does between layers, and leaves when
+  // any member's says stop: without that it would run forever, so the run ends only if both
+  // members abandon the task. It stays pending with its attempt counted; a resume finishes it.
+  const sweep::Plan plan = hook_plan(100, "span-stop", 0.0, {{5, 2}});
+  const SpanningTaskFunction stopped_on_group = [](const sweep::Task&, const Comm& group,
+                                                   const exact_mpi::StopCheck& stop) {
+    if (group.rank() == 0) kill(getpid(), SIGTERM);
+    for (;;) {
+      if (group.any(stop())) throw exact_mpi::Stopped();
+    }
+    return sweep::TaskOutcome{};
+  };
+  const RunResult stopped = run_plan(world_, plan, options_, hook(0us), stopped_on_group);
+  EXPECT_EQ(stopped.exit_code, exit_code::incomplete);
+  if (world_.rank() == 0) {
+    const store::ResultsReader reader(options_.output);
+    EXPECT_EQ(reader.statuses()[5], TaskStatus::pending);
+    EXPECT_EQ(reader.attempts()[5], 1);
+  }
+  options_.resume = true;
+  const SpanningTaskFunction on_group = [](const sweep::Task& task, const Comm&,
+                                           const exact_mpi::StopCheck&) {
+    return qsweep::testing::fake_result(task);
+  };
+  EXPECT_EQ(run_plan(world_, plan, options_, hook(0us), on_group).exit_code, exit_code::ok);
+  if (world_.rank() == 0) {
+    const store::ResultsReader reader(options_.output);
+    for (const TaskStatus status : reader.statuses()) EXPECT_EQ(status, TaskStatus::done);
+    EXPECT_EQ(reader.attempts()[5], 2);
   }
 }
 

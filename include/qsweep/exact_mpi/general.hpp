@@ -6,6 +6,8 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "qsweep/exact/distributed_memory.hpp"
@@ -31,6 +33,14 @@ struct Stats {
   double forward_seconds = 0.0, backward_seconds = 0.0, distribution_seconds = 0.0;
 };
 
+// Asked on every rank before each layer of a run (and each step of the distribution), when no
+// message of the run is in flight: when it returns true on any rank, every rank throws Stopped
+// and the run is abandoned. A caller that stops a long run (a stop request, a heartbeat) uses it.
+using StopCheck = std::function<bool()>;
+struct Stopped : std::runtime_error {
+  Stopped() : std::runtime_error("exact_mpi: stopped between layers") {}
+};
+
 // exact::detail::general_engine on the ranks of `comm` for N <= kMaxServers (collective: every
 // rank calls it with the same arguments). Errors every rank meets alike (unstable in doubles, 1/C
 // out of range) are reported alike on every rank; one that a single rank meets (std::bad_alloc)
@@ -39,7 +49,7 @@ struct Stats {
 exact::detail::Moments general_engine(MPI_Comm comm, const std::vector<model::JobType>& types,
                                       const std::vector<double>& speeds, double total_rate,
                                       int qmax, bool per_type, Stats* stats = nullptr,
-                                      int block_bits = -1);
+                                      int block_bits = -1, const StopCheck& stop = {});
 
 // exact::validate for exact_mpi::evaluate: the general engine takes N <= kMaxServers
 // (include/qsweep/exact/distributed_memory.hpp) instead of exact::kMaxGeneralServers.

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "qsweep/exact_mpi/general.hpp"
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/sweep/cost.hpp"
 #include "qsweep/sweep/execute.hpp"
@@ -28,11 +29,15 @@ std::map<std::uint64_t, Span> choose_spans(const sweep::Plan& plan, const sweep:
                                            int available);
 
 // What runs a task on the ranks of `group` (each member calls it; every member returns the same
-// outcome): sweep::execute with the distributed engine, or a stand-in in tests.
-using SpanningTaskFunction = std::function<sweep::TaskOutcome(const sweep::Task&, const Comm&)>;
+// outcome): sweep::execute with the distributed engine, or a stand-in in tests. Every member
+// calls `stop` at the same points (it answers the rank's messages and sends its heartbeats); the
+// function throws exact_mpi::Stopped on every member once it returned true on one of them.
+using SpanningTaskFunction = std::function<sweep::TaskOutcome(const sweep::Task&, const Comm& group,
+                                                              const exact_mpi::StopCheck& stop)>;
 
 // sweep::execute with exact_mpi's general engine on `group`. A member that runs out of memory
 // ends the job (the others would wait for it forever); --resume runs the task again.
-sweep::TaskOutcome execute_spanning(const sweep::Task& task, const Comm& group);
+sweep::TaskOutcome execute_spanning(const sweep::Task& task, const Comm& group,
+                                    const exact_mpi::StopCheck& stop);
 
 }  // namespace qsweep::run

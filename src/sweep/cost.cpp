@@ -85,13 +85,20 @@ void check_task_memory(const Plan& plan, const MemoryLimit& limit) {
                                    ? fmt::format(" on top of the {} its process holds without it",
                                                  memory_text(limit.baseline_bytes))
                                    : "";
+  // A task that can span ranks fits with `ranks: auto` if two ranks' shares are smaller.
+  const std::optional<MemoryEstimate> on_two = memory_per_rank(*first, 2);
+  const std::string spread =
+      on_two && on_two->bytes < first->memory
+          ? ", or `ranks: auto` in its block to spread it over several ranks of `qsweep run` "
+            "(docs/running.md, \"Tasks that span ranks\")"
+          : "";
   throw InputError(fmt::format(
       "{}: task {} '{}' needs an estimated {} ({}){}, more than {}{}; expected tasks that fit (a "
       "smaller N, n or qmax), or more memory per task: --max-task-memory with fewer ranks per "
-      "node (docs/running.md, \"Memory\")",
+      "node (docs/running.md, \"Memory\"){}",
       where, first->id, describe(*first), memory_text(first->memory),
       estimate_cost(*first).memory.formula, baseline, limit.source,
-      over > 1 ? fmt::format(" ({} more tasks of the plan are over it)", over - 1) : ""));
+      over > 1 ? fmt::format(" ({} more tasks of the plan are over it)", over - 1) : "", spread));
 }
 
 }  // namespace qsweep::sweep

@@ -291,9 +291,37 @@ blocks:
     EXPECT_NE(message.find("more than --max-task-memory 20.0 MiB"), std::string::npos) << message;
     EXPECT_NE(message.find("10.0 MiB its process holds"), std::string::npos) << message;
     EXPECT_NE(message.find("1 more tasks"), std::string::npos) << message;
+    // The general engine can spread the task over ranks.
+    EXPECT_NE(message.find("`ranks: auto` in its block"), std::string::npos) << message;
   }
   limit.bytes = 70 * kMiB + limit.baseline_bytes;  // N = 22: 64 MiB
   EXPECT_NO_THROW(check_task_memory(plan, limit));
+}
+
+TEST(MemoryLimit, SuggestsRanksOnlyForTasksThatCanSpanRanks) {
+  const Plan plan = parse_plan(R"(name: limit
+seed: 1
+blocks:
+  - method: simulate
+    family: complete
+    d: 2
+    policy: jsq
+    N: 1000000
+    lambda: 0.5
+    horizon: 1
+)",
+                               "limit.yaml");
+  MemoryLimit limit;
+  limit.source = "--max-task-memory 1.00 MiB";
+  limit.bytes = kMiB;
+  try {
+    check_task_memory(plan, limit);
+    ADD_FAILURE() << "N = 1e6 was accepted";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("more than --max-task-memory 1.00 MiB"), std::string::npos) << message;
+    EXPECT_EQ(message.find("ranks: auto"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "crash_report.hpp"
+#include "qsweep/common/allocator.hpp"
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
@@ -114,6 +115,7 @@ int main_command(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   qsweep::cli::install_crash_report();
+  qsweep::fix_malloc_mmap_threshold();  // before anything is allocated: resident sizes as estimated
   try {
     return qsweep::cli::main_command(argc, argv);
   } catch (const std::exception& e) {  // setting up the commands failed (out of memory)

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "qsweep/common/allocator.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/sweep/cost.hpp"
 #include "qsweep/sweep/execute.hpp"
@@ -62,7 +63,9 @@ double measured_task_bytes(const Task& task) {
   if (pid == 0) {
     close(pipe_fds[0]);
     double bytes = -1.0;
-    // Free memory the planning left in the heap (resident) would hide the task's own.
+    // The allocator as qsweep's programs set it (its estimates assume it), and free memory the
+    // planning left in the heap (resident) would hide the task's own.
+    fix_malloc_mmap_threshold();
     malloc_trim(0);
     const int clear = open("/proc/self/clear_refs", O_WRONLY);
     if (clear >= 0 && write(clear, "5", 1) == 1) {

@@ -6,6 +6,7 @@
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/engine.hpp"
 #include "qsweep/exact/exact.hpp"
+#include "qsweep/exact/lattice_array.hpp"  // release_kept_block
 #include "qsweep/model/family_registry.hpp"
 #include "qsweep/model/stability.hpp"
 
@@ -225,6 +226,9 @@ Result detail::evaluate_with(const model::System& system, const Options& options
 
   std::vector<model::JobType> types;
   detail::Moments m;
+  // A block kept from an earlier task (lattice_array.hpp) is for the general engine's lattice;
+  // the other engines and the joint pmf run without it, as their memory estimates assume.
+  if (symmetric || cancel_on_start) release_kept_block();
   if (symmetric) {
     m = detail::symmetric_engine(system, options.qmax, options.per_type);
   } else if (cancel_on_start) {
@@ -278,6 +282,7 @@ Result detail::evaluate_with(const model::System& system, const Options& options
     }
   }
   if (options.joint_qmax >= 0) {
+    release_kept_block();
     if (types.empty()) types = system.family.enumerate();  // symmetric engines: at most 3 here
     detail::joint_distribution(types, system.speeds, L, r.C, options.joint_qmax, options.joint_bin,
                                r);

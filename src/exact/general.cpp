@@ -281,6 +281,7 @@ Moments general_engine(const std::vector<model::JobType>& types, const std::vect
     if (qmax > 0) std::fill(cur, cur + 2 * lat.size, 0.0);
     solve_distribution(lat, qmax, cur, cur + lat.size, out);
   }
+  keep_zeroed_block(std::move(memory));  // for the next task, where the run layer keeps blocks
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/run/memory.hpp"
 
 namespace qsweep::run {
@@ -149,6 +150,11 @@ void Engine::compute_loop(const std::shared_ptr<Shared>& shared) {
       sweep::TaskOutcome outcome;
       try {
         shared->hold.wait_for_release(task.id);  // before the clock starts: not the task's time
+        // The block the exact engine kept from the previous task (Engine::keep_blocks_) counts in
+        // this task's memory: only an exact task estimated at least as large may reuse it.
+        if (task.method() != sweep::Method::exact ||
+            task.memory < static_cast<double>(exact::kept_block_bytes()))
+          exact::release_kept_block();
         outcome = run_guarded(shared->run_task, task);
         if (task.memory >= kReleaseAfterBytes) release_free_memory();
       } catch (const std::exception& e) {

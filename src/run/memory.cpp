@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "qsweep/common/error.hpp"
+#include "qsweep/exact/lattice_array.hpp"  // kept_block_resident_bytes
 
 namespace qsweep::run {
 namespace {
@@ -95,7 +96,8 @@ MachineMemory machine_memory(const std::string& proc, const std::string& cgroup_
 }
 
 // VmRSS is the second field of /proc/self/statm (in pages), which the kernel makes much faster
-// than /proc/self/status: it is read once per batch.
+// than /proc/self/status: it is read once per batch. The block the exact engine keeps for the
+// next task is left out: it is counted in that task's estimate, not in the baseline.
 double resident_bytes() {
   std::FILE* statm = std::fopen("/proc/self/statm", "r");
   if (statm == nullptr) return 0.0;
@@ -103,7 +105,8 @@ double resident_bytes() {
   const int read = std::fscanf(statm, "%llu %llu", &size, &resident);
   std::fclose(statm);
   if (read != 2) return 0.0;
-  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  const double bytes = static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  return std::max(bytes - static_cast<double>(exact::kept_block_resident_bytes()), 0.0);
 }
 double peak_resident_bytes() { return kib_field("/proc/self/status", "VmHWM"); }
 

@@ -168,6 +168,7 @@ not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minfl
 not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minflt\" build/qsweep eval --family random_regular --N 30" \
   "a measurement: N = 30 takes 16 GiB and minutes"
 not_run docs/exact.md "build/bench/qsweep_bench_exact_engines" "a benchmark (the benchmark build)"
+not_run docs/exact.md "bash bench/exact_reuse.sh" "a benchmark: two builds, N = 26 tasks of 1 GiB each, minutes"
 not_run docs/exact.md "mpiexec -n 1 build/bench/qsweep_bench_exact_mpi_scaling" "a benchmark at N = 26 under a memory budget"
 not_run docs/exact.md "/usr/bin/time -f \"%U user %S sys %e wall %M KiB %R minflt\" build/qsweep eval --family random_regular --degree 4 --N 29" \
   "a measurement: N = 29 takes 8 GiB and minutes"

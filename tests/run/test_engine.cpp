@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include "hook_plan.hpp"
+#include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/run/engine.hpp"
+#include "qsweep/run/memory.hpp"
 #include "qsweep/run/signals.hpp"
 
 namespace qsweep::run {
@@ -70,6 +74,45 @@ TEST(Engine, ExceptionsBecomeFailedTasksAndTheBatchGoesOn) {
   EXPECT_EQ(finished[2].outcome.status, TaskStatus::failed);
   EXPECT_EQ(finished[2].outcome.error, "task returned no result");
   EXPECT_EQ(finished[3].outcome.status, TaskStatus::done);
+}
+
+// The exact general engine's block (exact/lattice_array.hpp) stays kept from one task to the
+// next while the Engine lives, only into an exact task estimated at least as large; the rank's
+// resident size as its baseline leaves it out.
+TEST(Engine, KeepsTheExactBlockOnlyForAnExactTaskAsLarge) {
+  constexpr std::size_t kBlock = std::size_t{64} << 20;
+  std::vector<std::size_t> kept_at_start;  // exact::kept_block_bytes() as each task starts
+  {
+    Engine engine(
+        [&](const sweep::Task& task) {
+          kept_at_start.push_back(exact::kept_block_bytes());
+          if (task.method() == sweep::Method::exact) {  // as the general engine: map, write, keep
+            exact::ZeroedMemory block(kBlock);
+            std::memset(block.data(), 1, kBlock);
+            exact::keep_zeroed_block(std::move(block));
+          }
+          return done_after(0ms);
+        },
+        0);
+    std::vector<sweep::Task> batch = tasks(5);
+    const double large = static_cast<double>(kBlock) + 1e6;
+    for (sweep::Task& task : batch) task.memory = large;
+    batch[2].memory = static_cast<double>(kBlock) / 2;  // exact, smaller than the kept block
+    batch[3].params = sweep::SimulateTask{};
+    run_batch(engine, batch);
+    EXPECT_EQ(kept_at_start, (std::vector<std::size_t>{0, kBlock, 0, 0, 0}));
+    ASSERT_EQ(exact::kept_block_bytes(), kBlock);
+    EXPECT_EQ(exact::kept_block_resident_bytes(), kBlock);
+    // VmRSS (statm, in pages) holds the kept block; the baseline does not.
+    std::FILE* statm = std::fopen("/proc/self/statm", "r");
+    ASSERT_NE(statm, nullptr);
+    unsigned long long size = 0, pages = 0;
+    ASSERT_EQ(std::fscanf(statm, "%llu %llu", &size, &pages), 2);
+    std::fclose(statm);
+    const double rss = static_cast<double>(pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    EXPECT_NEAR(rss - resident_bytes(), static_cast<double>(kBlock), 1 << 20);
+  }
+  EXPECT_EQ(exact::kept_block_bytes(), 0U);  // released with the Engine
 }
 
 // A task that runs until the test opens the gate.

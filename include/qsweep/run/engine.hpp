@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/run/plan_results.hpp"
 #include "qsweep/run/test_hold.hpp"
 #include "qsweep/sweep/execute.hpp"
@@ -47,6 +48,9 @@ class Engine {
  private:
   struct Shared;
   static void compute_loop(const std::shared_ptr<Shared>& shared);
+  // The exact general engine's block stays mapped between tasks while the Engine lives, so that
+  // only a worker's first task pays its page faults (docs/running.md, "Memory").
+  exact::KeepZeroedBlocks keep_blocks_;
   std::shared_ptr<Shared> shared_;
   std::thread thread_;
   bool busy_ = false;

@@ -23,8 +23,9 @@ struct MachineMemory {
 MachineMemory machine_memory(const std::string& proc = "/proc",
                              const std::string& cgroup_root = "/sys/fs/cgroup");
 
-// Resident now (VmRSS, read from /proc/self/statm) and peak resident (VmHWM of
-// /proc/self/status), in bytes; 0 if unreadable.
+// Resident now (VmRSS, read from /proc/self/statm, less the resident part of the block the exact
+// engine keeps for the next task: exact::kept_block_resident_bytes()) and peak resident (VmHWM
+// of /proc/self/status), in bytes; 0 if unreadable.
 double resident_bytes();
 double peak_resident_bytes();
 

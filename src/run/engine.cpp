@@ -37,6 +37,11 @@ struct Engine::Shared {
   TestHold hold;
 };
 
+bool may_reuse_kept_block(sweep::Method method, double estimated_bytes) {
+  return method == sweep::Method::exact &&
+         estimated_bytes >= static_cast<double>(exact::kept_block_bytes());
+}
+
 sweep::TaskOutcome run_guarded(const TaskFunction& run_task, const sweep::Task& task) {
   const auto start = std::chrono::steady_clock::now();
   sweep::TaskOutcome outcome;
@@ -150,11 +155,7 @@ void Engine::compute_loop(const std::shared_ptr<Shared>& shared) {
       sweep::TaskOutcome outcome;
       try {
         shared->hold.wait_for_release(task.id);  // before the clock starts: not the task's time
-        // The block the exact engine kept from the previous task (Engine::keep_blocks_) counts in
-        // this task's memory: only an exact task estimated at least as large may reuse it.
-        if (task.method() != sweep::Method::exact ||
-            task.memory < static_cast<double>(exact::kept_block_bytes()))
-          exact::release_kept_block();
+        if (!may_reuse_kept_block(task.method(), task.memory)) exact::release_kept_block();
         outcome = run_guarded(shared->run_task, task);
         if (task.memory >= kReleaseAfterBytes) release_free_memory();
       } catch (const std::exception& e) {

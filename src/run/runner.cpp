@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/run/combine.hpp"
 #include "qsweep/run/memory.hpp"
 #include "qsweep/run/mpi.hpp"
@@ -213,6 +214,9 @@ class Workbench {
         std::vector<FinishedTask> finished = engine_.take();
         report = write(finished);
       }
+      // The report returns the batch's memory to the ledger: the exact engine's kept block must
+      // not outlive it unless the next batch starts with a task that takes it over.
+      if (stopped_ || queue_.empty() || !next_may_reuse_kept_block()) exact::release_kept_block();
       // Before the next batch starts: what this rank holds without a task.
       double largest = 0.0;
       for (const std::uint64_t id : running_.batch.ids)
@@ -248,6 +252,11 @@ class Workbench {
   }
 
   bool idle() const { return !engine_.busy() && queue_.empty(); }
+
+  bool next_may_reuse_kept_block() const {
+    const std::uint64_t first = queue_.front().batch.ids.front();
+    return may_reuse_kept_block(plan_.tasks.method(first), plan_.tasks.estimate(first).memory);
+  }
   bool left_task_running() const { return engine_.left_task_running(); }
 
  private:

@@ -57,6 +57,12 @@ class Engine {
   bool left_task_running_ = false;
 };
 
+// The block the exact engine kept from a rank's previous task (Engine::keep_blocks_) counts in the
+// memory of the task that reuses it: only an exact task estimated at least as large may; before
+// any other task starts, and before a rank reports a batch without such a task next, the block
+// is released (exact::release_kept_block).
+bool may_reuse_kept_block(sweep::Method method, double estimated_bytes);
+
 // Runs `run_task` on `task`, timing it and turning an exception into a failed outcome.
 sweep::TaskOutcome run_guarded(const TaskFunction& run_task, const sweep::Task& task);
 

@@ -20,10 +20,6 @@ namespace {
 
 // Rows written per step while creating the file (bounds the memory of the rows in flight).
 constexpr std::uint64_t kCreateChunkRows = 4096;
-// A group row whose ragged columns reserve more values than this is written alone, its padding
-// in pieces (Cells::viewed), not copied into its chunk's image: a simulation of a million
-// servers reserves 4 million.
-constexpr std::uint64_t kLargeRowValues = 65536;
 
 std::string iso8601_utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -56,15 +52,6 @@ void write_planned(detail::TableDatasets& datasets, const std::vector<ColumnLayo
   entries.reserve(numbers.size());
   for (std::size_t i = 0; i < numbers.size(); ++i) entries.emplace_back(numbers[i], &rows[i]);
   datasets.write(columns, numbers, detail::encode_rows(columns, entries, cells));
-}
-
-// Values the ragged columns of a group reserve for a row.
-std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uint64_t row) {
-  std::uint64_t values = 0;
-  for (const ColumnLayout& column : columns) {
-    if (is_ragged(column.spec.type)) values += column.offsets[row + 1] - column.offsets[row];
-  }
-  return values;
 }
 
 }  // namespace
@@ -163,8 +150,8 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
       const auto row_of = [&](std::uint64_t row) { return planned.group(group.task_ids[row]); };
       for_my_chunks(group.rows(), rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
         numbers.clear();
-        for (std::uint64_t row = begin; row < end; ++row) {
-          if (reserved_values(group.columns, row) <= kLargeRowValues) {
+        for (std::uint64_t row = begin; row < end; ++row) {  // large rows alone, padding not made
+          if (detail::reserved_values(group.columns, row) <= detail::kLargeRowValues) {
             numbers.push_back(row);
           } else {
             write_planned(datasets, group.columns, {row}, row_of, detail::Cells::viewed);

@@ -265,6 +265,14 @@ bool view_ragged(const ColumnLayout& column, std::uint64_t row, const CellValue&
 
 }  // namespace
 
+std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uint64_t row) {
+  std::uint64_t values = 0;
+  for (const ColumnLayout& column : columns) {
+    if (is_ragged(column.spec.type)) values += column.offsets[row + 1] - column.offsets[row];
+  }
+  return values;
+}
+
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const RowEntries& entries, Cells cells) {
   std::vector<ColumnImage> images(columns.size());

@@ -74,6 +74,13 @@ using RowEntries = std::vector<std::pair<std::uint64_t, const Row*>>;
 // must then outlive the images.
 enum class Cells { copied, viewed };
 
+// A group row whose ragged columns reserve more values than this is written alone, from its
+// cells (Cells::viewed), not copied into a block's image: a simulation of a million servers
+// reserves 4 million.
+inline constexpr std::uint64_t kLargeRowValues = 65536;
+// Values the ragged columns of a table reserve for a row.
+std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uint64_t row);
+
 // The rows `entries` of a table with `columns`, column by column.
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const RowEntries& entries, Cells cells = Cells::copied);

@@ -208,9 +208,9 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
 // columns are written in pieces from that value): its peak is the replication. Per level of qmax
 // and occupancy_max: a Level, a PairMoments, a replication value and two result values (88 B).
 // The family's lists (graphs) as for exact, and the stability check of a listed family where it
-// needs more. Held until the batch is written: the result and its row (a row alone is written
-// from its own vectors; several rows of the group in one batch are also copied into one image,
-// not counted).
+// needs more. Held until the batch is written: the result and its row (a row of many values is
+// written from its own cells; small rows of one batch are also copied into one image, not
+// counted).
 MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
   const auto& o = options_of(task);
   const double N = system.N();

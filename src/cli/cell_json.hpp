@@ -1,6 +1,7 @@
 #pragma once
 // A results cell as JSON (eval --json, plan --tasks --json): NaN becomes null.
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -21,6 +22,10 @@ inline nlohmann::ordered_json cell_json(const CellValue& cell) {
         } else if constexpr (std::is_same_v<T, std::vector<double>>) {
           nlohmann::ordered_json list = nlohmann::ordered_json::array();
           for (double x : v) list.push_back(number(x));
+          return list;
+        } else if constexpr (std::is_same_v<T, Repeated>) {
+          nlohmann::ordered_json list = nlohmann::ordered_json::array();
+          for (std::uint64_t k = 0; k < v.count; ++k) list.push_back(number(v.value));
           return list;
         } else {
           return v;

@@ -45,6 +45,17 @@ std::string mask_text(std::int64_t mask) {
 // The table shows what applies: NaN, -1 and empty cells are left out.
 std::string table_text(const ColumnSpec& spec, const CellValue& cell) {
   constexpr std::size_t kShown = 12;
+  const auto list = [](std::size_t size, const auto& text_of) -> std::string {
+    if (size == 0) return "";
+    std::string s = "[";
+    for (std::size_t i = 0; i < size && i < kShown; ++i) {
+      if (i) s += ", ";
+      s += text_of(i);
+    }
+    if (size > kShown) s += fmt::format(", ... ({} values; --json has all)", size);
+    s += ']';
+    return s;
+  };
   return std::visit(
       [&](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
@@ -56,20 +67,14 @@ std::string table_text(const ColumnSpec& spec, const CellValue& cell) {
           return v;
         } else if constexpr (std::is_same_v<T, std::uint64_t>) {
           return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, Repeated>) {
+          return list(v.count, [&v](std::size_t) { return fmt::format("{:.6g}", v.value); });
+        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          return list(v.size(), [&v](std::size_t i) { return fmt::format("{:.6g}", v[i]); });
         } else {
-          if (v.empty()) return "";
-          std::string s = "[";
-          for (std::size_t i = 0; i < v.size() && i < kShown; ++i) {
-            if (i) s += ", ";
-            if constexpr (std::is_same_v<T, std::vector<double>>) {
-              s += fmt::format("{:.6g}", v[i]);
-            } else {
-              s += spec.name == "type_servers" ? mask_text(v[i]) : std::to_string(v[i]);
-            }
-          }
-          if (v.size() > kShown) s += fmt::format(", ... ({} values; --json has all)", v.size());
-          s += ']';
-          return s;
+          return list(v.size(), [&](std::size_t i) {
+            return spec.name == "type_servers" ? mask_text(v[i]) : std::to_string(v[i]);
+          });
         }
       },
       cell);

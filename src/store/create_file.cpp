@@ -39,22 +39,19 @@ void for_my_chunks(std::uint64_t rows, int rank, int ranks, WriteChunk write_chu
   }
 }
 
-// Rows [begin, end) of a table as `row_of` makes them (row number -> cells).
+// Writes rows `numbers` (ascending) of a table as `row_of` makes them (row number -> cells).
 template <class RowOf>
-std::vector<detail::ColumnImage> planned_images(const std::vector<ColumnLayout>& columns,
-                                                std::uint64_t begin, std::uint64_t end,
-                                                RowOf row_of, std::vector<std::uint64_t>& numbers) {
+void write_planned(detail::TableDatasets& datasets, const std::vector<ColumnLayout>& columns,
+                   const std::vector<std::uint64_t>& numbers, RowOf row_of,
+                   detail::Cells cells = detail::Cells::copied) {
+  if (numbers.empty()) return;
   std::vector<Row> rows;
-  rows.reserve(end - begin);
+  rows.reserve(numbers.size());
+  for (const std::uint64_t row : numbers) rows.push_back(row_of(row));
   detail::RowEntries entries;
-  entries.reserve(end - begin);
-  numbers.clear();
-  for (std::uint64_t row = begin; row < end; ++row) {
-    rows.push_back(row_of(row));
-    numbers.push_back(row);
-  }
-  for (std::uint64_t row = begin; row < end; ++row) entries.emplace_back(row, &rows[row - begin]);
-  return detail::encode_rows(columns, entries);
+  entries.reserve(numbers.size());
+  for (std::size_t i = 0; i < numbers.size(); ++i) entries.emplace_back(numbers[i], &rows[i]);
+  datasets.write(columns, numbers, detail::encode_rows(columns, entries, cells));
 }
 
 }  // namespace
@@ -140,8 +137,9 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
     // Tasks start pending with their parameters in place and no checksum.
     std::vector<std::uint64_t> numbers;
     for_my_chunks(tasks, rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
-      const auto images = planned_images(layout.task_columns(), begin, end, planned.task, numbers);
-      file.tasks.write(layout.task_columns(), numbers, images);
+      numbers.clear();
+      for (std::uint64_t row = begin; row < end; ++row) numbers.push_back(row);
+      write_planned(file.tasks, layout.task_columns(), numbers, planned.task);
       const std::vector<detail::Range> chunk{{begin, end - begin}};
       file.write_attempts(chunk, std::vector<std::int32_t>(end - begin, 0));
       file.write_checksums(chunk, std::vector<std::uint64_t>(end - begin, 0));
@@ -149,11 +147,17 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
     for (std::size_t g = 0; g < layout.groups().size(); ++g) {
       const GroupLayout& group = layout.groups()[g];
       detail::TableDatasets& datasets = file.groups[g];
+      const auto row_of = [&](std::uint64_t row) { return planned.group(group.task_ids[row]); };
       for_my_chunks(group.rows(), rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
-        const auto images = planned_images(
-            group.columns, begin, end,
-            [&](std::uint64_t row) { return planned.group(group.task_ids[row]); }, numbers);
-        datasets.write(group.columns, numbers, images);
+        numbers.clear();
+        for (std::uint64_t row = begin; row < end; ++row) {  // large rows alone, padding not made
+          if (detail::reserved_values(group.columns, row) <= detail::kLargeRowValues) {
+            numbers.push_back(row);
+          } else {
+            write_planned(datasets, group.columns, {row}, row_of, detail::Cells::viewed);
+          }
+        }
+        write_planned(datasets, group.columns, numbers, row_of);
         // Offsets are fixed by the layout: written once, here.
         for (std::size_t c = 0; c < group.columns.size(); ++c) {
           const ColumnLayout& column = group.columns[c];

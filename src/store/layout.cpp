@@ -87,7 +87,11 @@ std::string Layout::misfit(std::uint64_t task_id, const Row& group_row) const {
     const CellValue& cell = group_row.cells.at(c);
     const auto* ints = std::get_if<std::vector<std::int64_t>>(&cell);
     const auto* doubles = std::get_if<std::vector<double>>(&cell);
-    const std::size_t length = ints ? ints->size() : doubles ? doubles->size() : 0;
+    const auto* repeated = std::get_if<Repeated>(&cell);
+    const std::size_t length = ints       ? ints->size()
+                               : doubles  ? doubles->size()
+                               : repeated ? repeated->count
+                                          : 0;
     if (length > reserved) {
       return "internal error: column " + column.spec.name + " has " + std::to_string(length) +
              " values but the plan reserved " + std::to_string(reserved);

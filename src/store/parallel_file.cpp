@@ -190,8 +190,16 @@ void TableDatasets::write(const std::vector<ColumnLayout>& layout,
       for (const std::uint64_t row : rows) {
         add_range(flat_ranges, column.offsets[row], column.offsets[row + 1] - column.offsets[row]);
       }
-      write_ranges(target.data.get(), target.memory_type.get(), flat_ranges, kOneValue,
-                   image.data(), path);
+      if (image.fill_count > 0) {  // a block of one row: its values, then its fill
+        const hsize_t values = image.row_start.back() / 8;
+        write_ranges(target.data.get(), target.memory_type.get(), {{flat_ranges[0].start, values}},
+                     kOneValue, image.data(), path);
+        write_repeated(target.data.get(), target.memory_type.get(), flat_ranges[0].start + values,
+                       image.fill_count, image.fill, path);
+      } else {
+        write_ranges(target.data.get(), target.memory_type.get(), flat_ranges, kOneValue,
+                     image.data(), path);
+      }
       write_ranges(target.count.get(), H5T_NATIVE_INT64, row_ranges, kOneValue, image.counts.data(),
                    path + "_count");
     } else {

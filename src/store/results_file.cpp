@@ -74,28 +74,43 @@ void ResultsFile::write_finished(std::span<const FinishedRow> finished) {
   std::sort(sorted.begin(), sorted.end(),
             [](const FinishedRow* a, const FinishedRow* b) { return a->id < b->id; });
 
-  // Group rows, grouped by group; task order is row order within a group.
+  // Group rows in blocks: a group's rows together (task order is row order within a group), but
+  // a row that reserves many values alone, written from its cells without a copy.
+  struct Block {
+    std::size_t group = 0;
+    detail::RowEntries entries;
+    std::vector<std::uint64_t> rows;
+    std::vector<ColumnImage> images;
+  };
   const std::size_t n = sorted.size();
-  const std::size_t group_count = layout_.groups().size();
-  std::vector<detail::RowEntries> entries(group_count);
-  std::vector<std::vector<std::uint64_t>> row_numbers(group_count);
-  std::vector<std::pair<std::size_t, std::size_t>> place(n);  // (group, index in its entries)
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<Block> blocks;
+  std::vector<std::size_t> block_of_group(layout_.groups().size(), kNone);
+  std::vector<std::pair<std::size_t, std::size_t>> place(n);  // (block, index in its entries)
   detail::RowEntries task_entries;
   std::vector<std::uint64_t> ids(n);
   for (std::size_t i = 0; i < n; ++i) {
     const FinishedRow& row = *sorted[i];
     const std::size_t g = layout_.group_of(row.id);
-    place[i] = {g, entries[g].size()};
-    entries[g].emplace_back(layout_.row_of(row.id), &row.rows.group);
-    row_numbers[g].push_back(layout_.row_of(row.id));
+    const std::uint64_t group_row = layout_.row_of(row.id);
+    std::size_t b = block_of_group[g];
+    if (detail::reserved_values(layout_.groups()[g].columns, group_row) > detail::kLargeRowValues) {
+      b = blocks.size();
+      blocks.push_back({g, {}, {}, {}});
+    } else if (b == kNone) {
+      b = block_of_group[g] = blocks.size();
+      blocks.push_back({g, {}, {}, {}});
+    }
+    place[i] = {b, blocks[b].entries.size()};
+    blocks[b].entries.emplace_back(group_row, &row.rows.group);
+    blocks[b].rows.push_back(group_row);
     task_entries.emplace_back(row.id, &row.rows.task);
     ids[i] = row.id;
   }
-  std::vector<std::vector<ColumnImage>> images(group_count);
-  for (std::size_t g = 0; g < group_count; ++g) {
-    if (entries[g].empty()) continue;
-    images[g] = detail::encode_rows(layout_.groups()[g].columns, entries[g], detail::Cells::viewed);
-    file.groups[g].write(layout_.groups()[g].columns, row_numbers[g], images[g]);
+  for (Block& block : blocks) {
+    const std::vector<ColumnLayout>& columns = layout_.groups()[block.group].columns;
+    block.images = detail::encode_rows(columns, block.entries, detail::Cells::viewed);
+    file.groups[block.group].write(columns, block.rows, block.images);
   }
 
   // /tasks: the whole row but attempts and status, then the status, then the checksum (the
@@ -103,8 +118,8 @@ void ResultsFile::write_finished(std::span<const FinishedRow> finished) {
   const std::vector<ColumnImage> tasks = detail::encode_rows(layout_.task_columns(), task_entries);
   std::vector<std::uint64_t> checksums(n);
   for (std::size_t i = 0; i < n; ++i) {
-    checksums[i] = detail::row_checksum(layout_.task_columns(), tasks, i, images[place[i].first],
-                                        place[i].second);
+    checksums[i] = detail::row_checksum(layout_.task_columns(), tasks, i,
+                                        blocks[place[i].first].images, place[i].second);
   }
   const std::vector<Range> ranges = detail::ranges_of_rows(ids);
   file.tasks.write(layout_.task_columns(), ids, tasks, layout_.status_column());

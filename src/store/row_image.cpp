@@ -118,6 +118,16 @@ void write_ranges(hid_t dataset, hid_t memory_type, const std::vector<Range>& ra
         "H5Dwrite", name);
 }
 
+void write_repeated(hid_t dataset, hid_t memory_type, hsize_t start, std::uint64_t count,
+                    const std::array<unsigned char, 8>& value, const std::string& name) {
+  constexpr std::uint64_t kPiece = 8192;  // values per write: 64 KiB
+  std::vector<std::array<unsigned char, 8>> piece(std::min(count, kPiece), value);
+  for (std::uint64_t done = 0; done < count; done += piece.size()) {
+    const hsize_t n = std::min<std::uint64_t>(piece.size(), count - done);
+    write_ranges(dataset, memory_type, {{start + done, n}}, kOneValue, piece.data(), name);
+  }
+}
+
 void read_range(hid_t dataset, hid_t memory_type, Range range, Shape shape, void* data,
                 const std::string& name) {
   const hsize_t width = shape.two_dimensional ? shape.width : 1;
@@ -206,22 +216,62 @@ std::size_t image_bytes(const ColumnLayout& column, std::uint64_t row) {
   return (column.offsets[row + 1] - column.offsets[row]) * 8;
 }
 
-// A ragged cell that fills its planned length is already its row's image.
-std::span<const unsigned char> whole_cell(const ColumnLayout& column, std::uint64_t row,
-                                          const CellValue& cell) {
-  const std::size_t bytes = image_bytes(column, row);
-  const auto view = [bytes](const auto* values) -> std::span<const unsigned char> {
-    if (values == nullptr || values->empty() || values->size() * 8 != bytes) return {};
-    return {reinterpret_cast<const unsigned char*>(values->data()), bytes};
-  };
-  if (column.spec.type == ColumnType::f64_ragged)
-    return view(std::get_if<std::vector<double>>(&cell));
-  if (column.spec.type == ColumnType::i64_ragged)
-    return view(std::get_if<std::vector<std::int64_t>>(&cell));
-  return {};
+template <class T>
+std::span<const unsigned char> bytes_of(const std::vector<T>& values) {
+  return {reinterpret_cast<const unsigned char*>(values.data()), values.size() * sizeof(T)};
+}
+
+template <class T>
+std::array<unsigned char, 8> bytes_of(T value) {
+  static_assert(sizeof(T) == 8);
+  std::array<unsigned char, 8> bytes{};
+  std::memcpy(bytes.data(), &value, 8);
+  return bytes;
+}
+
+// A ragged cell of a block of one row as its values, viewed, then a fill (its padding, or all of
+// a Repeated cell); false if it has more values than planned (the copying path says so) or is
+// a Repeated cell shorter than planned (then copied).
+bool view_ragged(const ColumnLayout& column, std::uint64_t row, const CellValue& cell,
+                 ColumnImage& image) {
+  const std::uint64_t reserved = column.offsets[row + 1] - column.offsets[row];
+  std::uint64_t length = 0;
+  if (const auto* repeated = std::get_if<Repeated>(&cell)) {
+    if (column.spec.type != ColumnType::f64_ragged || repeated->count != reserved) return false;
+    image.fill = bytes_of(repeated->value);
+    length = repeated->count;
+  } else if (const auto* doubles = std::get_if<std::vector<double>>(&cell);
+             doubles && column.spec.type == ColumnType::f64_ragged) {
+    image.cell = bytes_of(*doubles);
+    image.fill = bytes_of(kNaN);
+    length = doubles->size();
+  } else if (const auto* ints = std::get_if<std::vector<std::int64_t>>(&cell);
+             ints && column.spec.type == ColumnType::i64_ragged) {
+    image.cell = bytes_of(*ints);
+    image.fill = bytes_of(std::int64_t{-1});
+    length = ints->size();
+  } else {
+    return false;
+  }
+  if (length > reserved) {
+    image.cell = {};
+    return false;
+  }
+  image.fill_count = reserved - image.cell.size() / 8;
+  image.row_start.push_back(image.cell.size());
+  image.counts.push_back(static_cast<std::int64_t>(length));
+  return true;
 }
 
 }  // namespace
+
+std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uint64_t row) {
+  std::uint64_t values = 0;
+  for (const ColumnLayout& column : columns) {
+    if (is_ragged(column.spec.type)) values += column.offsets[row + 1] - column.offsets[row];
+  }
+  return values;
+}
 
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const RowEntries& entries, Cells cells) {
@@ -233,14 +283,9 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
     image.row_start.reserve(entries.size() + 1);
     if (!is_ragged(spec.type)) image.bytes.reserve(entries.size() * row_bytes(column));
     image.row_start.push_back(0);
-    if (cells == Cells::viewed && entries.size() == 1) {
-      const auto& [row, values] = entries.front();
-      image.cell = whole_cell(column, row, values->cells.at(c));
-      if (!image.cell.empty()) {
-        image.row_start.push_back(image.cell.size());
-        image.counts.push_back(static_cast<std::int64_t>(image.cell.size() / 8));
-        continue;
-      }
+    if (cells == Cells::viewed && entries.size() == 1 && is_ragged(spec.type) &&
+        view_ragged(column, entries.front().first, entries.front().second->cells.at(c), image)) {
+      continue;
     }
     std::size_t total = 0;
     for (const auto& entry : entries) total += image_bytes(column, entry.first);
@@ -286,7 +331,13 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
         case ColumnType::i64_ragged: {
           const std::uint64_t reserved = column.offsets[row + 1] - column.offsets[row];
           std::size_t length = 0;
-          if (spec.type == ColumnType::f64_ragged) {
+          if (const auto* repeated = std::get_if<Repeated>(&cell);
+              repeated && spec.type == ColumnType::f64_ragged) {
+            length = repeated->count;
+            for (std::uint64_t k = 0; k < reserved; ++k) {
+              append_value(image.bytes, k < repeated->count ? repeated->value : kNaN);
+            }
+          } else if (spec.type == ColumnType::f64_ragged) {
             const auto& v = cell_as<std::vector<double>>(cell, spec);
             length = v.size();
             for (std::uint64_t k = 0; k < reserved; ++k) {
@@ -380,30 +431,70 @@ Row decode_row(const std::vector<ColumnLayout>& columns, const std::vector<Colum
   return row;
 }
 
+namespace {
+
+// XXH3-64 of bytes given piece by piece: small pieces are gathered and hashed at once (the same
+// hash as hashing them one by one, at a fraction of the cost for rows of many small cells),
+// large ones streamed, so that a row of a million servers is not copied whole.
+class RowHash {
+ public:
+  RowHash() { gathered_.clear(); }
+  void add(std::span<const unsigned char> bytes) {
+    if (gathered_.size() + bytes.size() > kGathered) flush();
+    if (bytes.size() > kGathered) {
+      XXH3_64bits_update(&state_, bytes.data(), bytes.size());
+    } else {
+      gathered_.insert(gathered_.end(), bytes.begin(), bytes.end());
+    }
+  }
+  void add_repeated(const std::array<unsigned char, 8>& value, std::uint64_t count) {
+    for (std::uint64_t k = 0; k < count; ++k) {
+      if (gathered_.size() + value.size() > kGathered) flush();
+      gathered_.insert(gathered_.end(), value.begin(), value.end());
+    }
+  }
+  std::uint64_t digest() {
+    if (!streaming_) return XXH3_64bits(gathered_.data(), gathered_.size());
+    flush();
+    return XXH3_64bits_digest(&state_);
+  }
+
+ private:
+  static constexpr std::size_t kGathered = 64 * 1024;
+  void flush() {
+    if (!streaming_) XXH3_64bits_reset(&state_);
+    streaming_ = true;
+    XXH3_64bits_update(&state_, gathered_.data(), gathered_.size());
+    gathered_.clear();
+  }
+  static thread_local std::vector<unsigned char> gathered_;
+  XXH3_state_t state_;
+  bool streaming_ = false;
+};
+
+thread_local std::vector<unsigned char> RowHash::gathered_;
+
+}  // namespace
+
 std::uint64_t row_checksum(const std::vector<ColumnLayout>& task_columns,
                            const std::vector<ColumnImage>& tasks, std::size_t i,
                            const std::vector<ColumnImage>& group, std::size_t group_row) {
-  // The row's bytes gathered and hashed at once: the same hash as hashing them piece by piece,
-  // at a fraction of the cost for rows of many small cells.
-  thread_local std::vector<unsigned char> bytes_of_row;
-  bytes_of_row.clear();
-  const auto add = [](std::span<const unsigned char> bytes) {
-    bytes_of_row.insert(bytes_of_row.end(), bytes.begin(), bytes.end());
-  };
+  RowHash hash;
   for (const bool parameters : {true, false}) {
     for (std::size_t c = 0; c < task_columns.size(); ++c) {
-      if (task_columns[c].spec.parameter == parameters) add(tasks[c].row(i));
+      if (task_columns[c].spec.parameter == parameters) hash.add(tasks[c].row(i));
     }
   }
   for (const ColumnImage& image : group) {
-    add(image.row(group_row));
+    hash.add(image.row(group_row));
+    hash.add_repeated(image.fill, image.fill_count);
     if (!image.counts.empty()) {
-      add({reinterpret_cast<const unsigned char*>(&image.counts[group_row]),
-           sizeof image.counts[group_row]});
+      hash.add({reinterpret_cast<const unsigned char*>(&image.counts[group_row]),
+                sizeof image.counts[group_row]});
     }
   }
-  const std::uint64_t hash = XXH3_64bits(bytes_of_row.data(), bytes_of_row.size());
-  return hash == 0 ? 1 : hash;
+  const std::uint64_t digest = hash.digest();
+  return digest == 0 ? 1 : digest;
 }
 
 }  // namespace qsweep::store::detail

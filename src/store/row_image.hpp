@@ -5,6 +5,7 @@
 // be recomputed from the file alone (docs/results-layout.md, "Checksums").
 #include <hdf5.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -33,6 +34,11 @@ struct Shape {
 };
 inline constexpr Shape kOneValue{};
 
+// Writes `count` copies of the 8 bytes `value` into elements [start, start + count) of a 1-D
+// dataset, in pieces of bounded size.
+void write_repeated(hid_t dataset, hid_t memory_type, hsize_t start, std::uint64_t count,
+                    const std::array<unsigned char, 8>& value, const std::string& name);
+
 // Writes `data` (elements in row-major order) into the selected rows / reads them into `data`.
 void write_ranges(hid_t dataset, hid_t memory_type, const std::vector<Range>& ranges, Shape shape,
                   const void* data, const std::string& name);
@@ -47,6 +53,11 @@ struct ColumnImage {
   std::span<const unsigned char> cell;  // instead of bytes: a row's cell, already in file layout
   std::vector<std::size_t> row_start;   // rows + 1 offsets into data()
   std::vector<std::int64_t> counts;     // ragged columns only: real values per row (_count)
+  // A ragged row of a block of one row (Cells::viewed) ends in `fill_count` copies of the 8
+  // bytes `fill` after its row(0): its padding, or a Repeated cell. They are written and hashed
+  // in pieces, never made whole.
+  std::array<unsigned char, 8> fill{};
+  std::uint64_t fill_count = 0;
   const unsigned char* data() const { return cell.empty() ? bytes.data() : cell.data(); }
   std::span<const unsigned char> row(std::size_t i) const {
     if (row_start[i + 1] == row_start[i]) return {};  // an empty row (maybe of empty bytes)
@@ -58,17 +69,25 @@ struct ColumnImage {
 using RowEntries = std::vector<std::pair<std::uint64_t, const Row*>>;
 
 // Whether images may point into the rows' cells instead of copying them: `viewed` for a block of
-// one row, whose ragged cells that fill their planned length are not copied (a simulation's
-// per-server columns: 8 bytes per server each); the rows must then outlive the images.
+// one row, whose ragged cells are not copied (a simulation's per-server columns: 8 bytes per
+// server each) and whose padding and Repeated cells are not made (ColumnImage::fill); the rows
+// must then outlive the images.
 enum class Cells { copied, viewed };
+
+// A group row whose ragged columns reserve more values than this is written alone, from its
+// cells (Cells::viewed), not copied into a block's image: a simulation of a million servers
+// reserves 4 million.
+inline constexpr std::uint64_t kLargeRowValues = 65536;
+// Values the ragged columns of a table reserve for a row.
+std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uint64_t row);
 
 // The rows `entries` of a table with `columns`, column by column.
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const RowEntries& entries, Cells cells = Cells::copied);
 
-// The cells of row i of `images` (made by encode_rows or read back from the file): the inverse
-// of encode_rows, but for padding: a distribution keeps its NaN padding (width values), text
-// ends at its first NUL, and a ragged row holds its _count values.
+// The cells of row i of `images` (read back from the file, or made by encode_rows without a
+// fill): the inverse of encode_rows, but for padding: a distribution keeps its NaN padding
+// (width values), text ends at its first NUL, and a ragged row holds its _count values.
 Row decode_row(const std::vector<ColumnLayout>& columns, const std::vector<ColumnImage>& images,
                std::size_t i);
 

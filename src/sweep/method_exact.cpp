@@ -272,8 +272,9 @@ MemoryEstimate joint_memory(const Task& task, const model::System& system) {
 }
 
 // The phases of an exact task, one after another: the engine; the joint pmf (the engine's
-// arrays freed, its results kept); the result with the copy check_shape makes of it (and later
-// the results file writer). The system's speeds and the family's lists live through all three.
+// arrays freed, its results kept); the result with its row, the copy the results file writer
+// (or `qsweep eval`) makes of it. The system's speeds and the family's lists live through all
+// three.
 // `ranks`: those of the distributed general engine (only for general-engine tasks).
 MemoryEstimate exact_memory(const Task& task, const model::System& system, bool symmetric,
                             int ranks = 1) {

@@ -204,12 +204,13 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
 // nodes, about 48 B, twice that while their arrays grow): at most N rho / (1 - rho), the mean of
 // independent M/M/1 queues. The pooled kernel (dispatching on complete with identical speeds,
 // docs/sim.md "Pooled dispatching") holds only the speeds and a queue length per server (12 B)
-// while replications run, and its result one value for all servers: its peak is the row, whose
-// four per-server columns (32 B) are made from that value. Per level of qmax and occupancy_max:
-// a Level, a PairMoments, a replication value and two result values (88 B). The family's lists
-// (graphs) as for exact, and the stability check of a listed family where it needs more.
-// Held until the batch is written: the result and its row (a row alone is written from its own
-// vectors; several rows of the group in one batch are also copied into one image, not counted).
+// while replications run, and its result and row one value for all servers (its four per-server
+// columns are written in pieces from that value): its peak is the replication. Per level of qmax
+// and occupancy_max: a Level, a PairMoments, a replication value and two result values (88 B).
+// The family's lists (graphs) as for exact, and the stability check of a listed family where it
+// needs more. Held until the batch is written: the result and its row (a row of many values is
+// written from its own cells; small rows of one batch are also copied into one image, not
+// counted).
 MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
   const auto& o = options_of(task);
   const double N = system.N();
@@ -227,15 +228,20 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
       jobs_in_queues ? 0.0
                      : std::min(N * rho / (1.0 - rho), static_cast<double>(sim::kMaxJobsInSystem));
   const double levels = o.qmax + 2.0 + o.occupancy_max;
-  const double row = 32.0 * N + 16.0 * levels;
-  const double result = pooled ? 16.0 * levels : row;
+  const double row = (pooled ? 0.0 : 32.0 * N) + 16.0 * levels;
+  const double result = row;
   const double replication = per_server * N + 2.0 * 48.0 * jobs + 88.0 * levels;
   const double building_result = pooled ? result : 104.0 * N + result;
-  const double peak =
-      std::max({replication, building_result, result + row, stability_check_bytes(system)});
+  // The stability check of a family without listed types (model::check_stability's minimum over
+  // sizes: the servers' order and a prefix of it, 4 B each) while the speeds (8 B) are held.
+  const double symmetric_check = system.family.listed_types().empty() ? 16.0 * N : 0.0;
+  const double peak = std::max(
+      {replication, building_result, result + row, symmetric_check, stability_check_bytes(system)});
   return {peak + family_bytes(system.family), result + row,
-          fmt::format("{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B",
-                      N, per_server, jobs, N)};
+          pooled ? fmt::format("{:g} servers x {:g} B", N, per_server)
+                 : fmt::format(
+                       "{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B",
+                       N, per_server, jobs, N)};
 }
 
 CostEstimate cost(const Task& task, const model::System& system) {
@@ -305,14 +311,17 @@ std::string category_of(const Task& t) {
 
 // ---- results columns ---------------------------------------------------------------------------
 
-// A column of one value per server, made here from the result's (a pooled result holds one
-// value for all servers: its N values exist only in the row).
+// A column of one value per server. A pooled result holds one value for all servers: its row
+// holds it once (`Repeated`), and its N values are made only in pieces, as the file is written.
 Column server_column(std::string name, std::string description, std::string units,
                      sim::ServerValues sim::Result::*member) {
   return {{std::move(name), std::move(description), std::move(units), ColumnType::f64_ragged},
           [member](const Task&, const TaskOutcome& o) -> CellValue {
             const sim::Result* r = done_result<sim::Result>(o);
-            return r ? (r->*member).to_vector() : std::vector<double>{};
+            if (!r) return std::vector<double>{};
+            const sim::ServerValues& values = r->*member;
+            if (values.one_value()) return Repeated{values.front(), values.size()};
+            return values.to_vector();
           },
           servers};
 }

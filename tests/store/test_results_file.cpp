@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/store/row_image.hpp"
 #include "mpi_test_environment.hpp"
 #include "qsweep/run/plan_results.hpp"
 #include "qsweep/store/layout.hpp"
@@ -287,6 +288,54 @@ TEST_F(ResultsFileTest, FinishedRowsLandInTheirRowsStatusLast) {
         EXPECT_EQ(probability[row], std::get<ldp::Result>(w.outcome.result).probability);
       }
     }
+  }
+}
+
+// Pooled simulations (one value for all servers, a Repeated cell in the row): rows that reserve
+// more than kLargeRowValues values are written alone, at creation (NaN padding) and when
+// finished (the value N times), in one call with a small row; every server's value lands and
+// every row verifies (its checksum recomputed from the file).
+TEST_F(ResultsFileTest, LargeRowsAreWrittenAloneWithTheirValuesAndPadding) {
+  const sweep::Plan plan = sweep::parse_plan(R"(name: large
+seed: 3
+blocks:
+  - {method: simulate, family: complete, d: 2, N: [6, 20000, 30000, 25000], lambda: 0.5,
+     policy: jsq, horizon: 1, warmup: 0, replications: 2}
+)",
+                                             "large.yaml");
+  const Layout layout = run::results_layout(plan);
+  ASSERT_GT(detail::reserved_values(layout.groups()[0].columns, 1), detail::kLargeRowValues);
+  ASSERT_LE(detail::reserved_values(layout.groups()[0].columns, 0), detail::kLargeRowValues);
+  run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
+  std::vector<FinishedTask> finished;
+  for (std::uint64_t id = 0; id < 3; ++id)
+    finished.push_back({id, sweep::execute(plan.tasks[id]), 0});
+  const std::vector<FinishedTask> written = finished;
+  {
+    ResultsFile file(path_, layout, MPI_COMM_WORLD);
+    run::write_finished(file, plan, finished);
+    file.close();
+  }
+  const Verification verification = verify_results(path_, plan, layout);
+  EXPECT_EQ(verification.finished, 3u);
+  EXPECT_TRUE(verification.damaged.empty());
+
+  const RawFile raw(path_);
+  const std::vector<double> er = raw_doubles(raw.id, "/simulate/utilisation");
+  const std::vector<std::int64_t> offset = raw_ints(raw.id, "/simulate/utilisation_offset");
+  const std::vector<std::int64_t> count = raw_ints(raw.id, "/simulate/utilisation_count");
+  for (std::size_t row = 0; row < 4; ++row) {
+    const std::size_t N = static_cast<std::size_t>(plan.tasks[row].system().family.N);
+    const auto begin = static_cast<std::size_t>(offset[row]);
+    if (row == 3) {  // pending: padding only
+      EXPECT_EQ(count[row], 0);
+      for (std::size_t n = 0; n < N; ++n) ASSERT_TRUE(std::isnan(er[begin + n])) << n;
+      continue;
+    }
+    const sim::Result& result = std::get<sim::Result>(written[row].outcome.result);
+    ASSERT_TRUE(result.utilisation.one_value());
+    EXPECT_EQ(count[row], static_cast<std::int64_t>(N));
+    for (std::size_t n = 0; n < N; ++n) ASSERT_EQ(er[begin + n], result.utilisation[n]) << n;
   }
 }
 

@@ -31,6 +31,7 @@ const T& cell(const Row& row, Method method, const std::string& name) {
 std::size_t cell_length(const CellValue& value) {
   if (const auto* v = std::get_if<std::vector<double>>(&value)) return v->size();
   if (const auto* v = std::get_if<std::vector<std::int64_t>>(&value)) return v->size();
+  if (const auto* v = std::get_if<Repeated>(&value)) return v->count;
   return 0;
 }
 
@@ -226,6 +227,42 @@ blocks:
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// A simulation's per-server columns: the pooled kernel's one value for all servers stays one
+// value in the row (Repeated, N of them in the file); the general kernel's N values are listed.
+TEST(Execute, PerServerColumnsOfAPooledResultAreOneValue) {
+  const Plan plan = parse(R"(
+name: per-server
+seed: 1
+blocks:
+  - method: simulate
+    family: [complete, ring]
+    N: 6
+    lambda: 0.5
+    policy: jsq
+    horizon: 200
+    warmup: 10
+    replications: 2
+)");
+  ASSERT_EQ(plan.tasks.size(), 2u);
+  for (const Task& task : plan.tasks) {
+    const TaskOutcome outcome = execute(task);
+    ASSERT_EQ(outcome.status, TaskStatus::done) << outcome.error;
+    const auto& result = std::get<sim::Result>(outcome.result);
+    const Row row = make_row(task, outcome);
+    const CellValue& er = row.cells[column_index(Method::simulate, "ER_server")];
+    const CellValue& hw = row.cells[column_index(Method::simulate, "utilisation_hw")];
+    if (task.system().family.kind == model::FamilyKind::complete) {
+      ASSERT_TRUE(result.ER_server.one_value());
+      EXPECT_EQ(std::get<Repeated>(er), (Repeated{result.ER_server[0], 6}));
+      EXPECT_EQ(std::get<Repeated>(hw), (Repeated{result.utilisation_hw[0], 6}));
+    } else {
+      ASSERT_FALSE(result.ER_server.one_value());
+      EXPECT_EQ(std::get<std::vector<double>>(er), result.ER_server.to_vector());
+      EXPECT_EQ(std::get<std::vector<double>>(hw), result.utilisation_hw.to_vector());
+    }
+  }
 }
 
 // The issue's cases: star, N = 8, lambda = 0.9. Random routing sends N lambda / 2 = 3.6 jobs per

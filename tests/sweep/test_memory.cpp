@@ -117,7 +117,7 @@ std::vector<Case> cases() {
         {"policy", "jsq"},
         {"family", "complete"},
         {"d", "2"},
-        {"N", "1000000"},  // the pooled kernel: its row's 32 B per server at the peak
+        {"N", "2000000"},  // the pooled kernel: its replication's 12 B per server at the peak
         {"lambda", "0.5"},
         {"horizon", "1"},
         {"warmup", "0"},

@@ -39,8 +39,16 @@ struct ColumnSpec {
   bool per_run = false;
 };
 
+// An f64_ragged cell of `count` copies of one value: stored as that many values, made only as
+// the file is written (a pooled simulation's per-server columns, one value for every server).
+struct Repeated {
+  double value = 0.0;
+  std::uint64_t count = 0;
+  bool operator==(const Repeated&) const = default;
+};
+
 using CellValue = std::variant<double, std::int64_t, std::string, std::vector<double>,
-                               std::vector<std::int64_t>, std::uint64_t>;
+                               std::vector<std::int64_t>, std::uint64_t, Repeated>;
 
 struct Row {
   std::vector<CellValue> cells;  // aligned with the table's columns

@@ -22,8 +22,8 @@ inline constexpr double kMaxTrackedTypes = 1024;
 
 // A value per server n = 0..N-1. The pooled kernel (docs/sim.md, "Pooled dispatching") gives
 // every server the same values: then one value stands for all N, so that a result of a million
-// servers holds a few doubles, and its per-server columns are made once, where they are written
-// (to_vector()).
+// servers holds a few doubles, and its per-server columns are not made at all (the row holds the
+// value and the count, sweep's `Repeated`; the store writes them in pieces).
 class ServerValues {
  public:
   ServerValues() = default;
@@ -34,6 +34,7 @@ class ServerValues {
 
   std::size_t size() const { return static_cast<std::size_t>(size_); }
   bool empty() const { return size_ == 0; }
+  bool one_value() const { return values_.size() == 1; }  // one value stands for every server
   double operator[](std::size_t n) const { return values_.size() == 1 ? values_[0] : values_[n]; }
   double front() const { return values_.front(); }
   double back() const { return values_.back(); }

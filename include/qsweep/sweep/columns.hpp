@@ -21,8 +21,9 @@ const std::vector<ColumnSpec>& group_columns(Method method);
 // Sizes known at plan time, so the file can be created at full size before any task runs:
 // the length this task's row has at most in an f64_vector, f64_ragged or i64_ragged column
 // (0 for other columns). `column` is one of group_columns(task.method).
-// Ragged rows may be shorter than planned (their _count column says how long); execute() marks
-// a task failed rather than return a row longer than planned.
+// Ragged rows may be shorter than planned (their _count column says how long); the writer marks
+// a task failed rather than write a row longer than planned (store::Layout::misfit), checking the
+// row it writes.
 std::size_t planned_length(const Task& task, const ColumnSpec& column);
 
 // Per-type columns of /exact are filled for tasks with N <= 64 and at most this many types

@@ -182,7 +182,16 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
   CompensatedSum f2;  // E[Q(Q-1)] f / 2
   std::vector<CompensatedSum> type_sum(per_type ? T : 0);
   std::vector<double> type_part(per_type ? T : 0);
-  std::vector<double> h_next(T);
+  // Per-type terms of a union are added one union later (its H is then known long before), so
+  // that they do not wait on its division: the same additions in the same order.
+  std::vector<double> h_next(T), h_last(T);
+  double g_last = 0.0, h_last_union = 0.0;
+  bool last_pending = false;
+  auto add_last = [&] {  // h_last is 0 exactly for the types inside that union (H > 0 elsewhere)
+    for (std::size_t t = 0; t < T; ++t)
+      type_part[t] += g_last * (h_last[t] == 0.0 ? h_last_union : h_last[t]);
+    last_pending = false;
+  };
   for (std::uint64_t end = lat.size; end > 0; end -= std::min(end, kBlock)) {
     const std::uint64_t begin = end - std::min(end, kBlock);
     double f2_part = 0.0;
@@ -191,14 +200,29 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
       const auto B = static_cast<Mask>(b);
       const double g = cell[B].g;
       if (g == 0.0) continue;
-      double lam = 0.0, s = 0.0;
-      backward_terms(cell, 0, B, mask, rate, T, h_next.data(), lam, s);
-      const double h = backward_union(lat, B, lam, s, cell[B].g1_or_h, f2_part);
+      const double lam = inside_rate(lat, B);
+      const double g1 = cell[B].g1_or_h;
+      cell[B].g1_or_h = 0.0;  // the types inside B read 0 from B itself: s += rate_t * 0
+      double s = 0.0;
+      if (per_type) {
+        for (std::size_t t = 0; t < T; ++t) {
+          h_next[t] = cell[B | mask[t]].g1_or_h;
+          s += rate[t] * h_next[t];
+        }
+        if (last_pending) add_last();
+      } else {
+        for (std::size_t t = 0; t < T; ++t) s += rate[t] * cell[B | mask[t]].g1_or_h;
+      }
+      const double h = backward_union(lat, B, lam, s, g1, f2_part);
       cell[B].g1_or_h = h;
-      if (per_type) {  // h_next is 0 exactly for the types inside B (H is positive elsewhere)
-        for (std::size_t t = 0; t < T; ++t) type_part[t] += g * (h_next[t] == 0.0 ? h : h_next[t]);
+      if (per_type) {
+        std::swap(h_next, h_last);
+        g_last = g;
+        h_last_union = h;
+        last_pending = true;
       }
     }
+    if (last_pending) add_last();
     if (per_type && begin == 0) {  // the empty union: G = 1, every type starts a new union
       for (std::size_t t = 0; t < T; ++t) type_part[t] += cell[lat.mask[t]].g1_or_h;
     }

@@ -107,7 +107,8 @@ inline void push_union(Cell* cell, Mask base, Mask B, double g, double g1, const
 // branch: which types are inside changes at random from one union to the next, and mispredicted
 // branches here cost more than the loads (cell[B] itself is read and dropped for the types
 // inside). lam alongside, also without a branch (rate_t or 0 for every type): a second chain of
-// additions beside that of s.
+// additions beside that of s. The single-rank engine, which has every type of B at once, computes
+// the same sums with fewer operations per type (src/exact/general.cpp, solve_means).
 inline void backward_terms(const Cell* cell, Mask base, Mask B, const Mask* mask,
                            const double* rate, std::size_t count, double* h_next, double& lam,
                            double& s) {

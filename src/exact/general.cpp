@@ -89,7 +89,13 @@ Lattice::Lattice(const std::vector<model::JobType>& types, const std::vector<dou
       mask(type_masks(types)),
       rate(type_rates(types, total_rate)),
       mu(speeds),
-      inside(mask, N) {}
+      inside(mask, N) {
+  first_lam.assign(std::size_t{1} << std::min(kFirstTypes, mask.size()), 0.0);
+  for (std::size_t m = 1; m < first_lam.size(); ++m) {
+    for (std::size_t t = 0; t < kFirstTypes; ++t)
+      if ((m >> t) & 1U) first_lam[m] += rate[t];
+  }
+}
 
 std::vector<int> members(Mask set) {
   std::vector<int> out;
@@ -115,6 +121,10 @@ double inside_rate(const Lattice& lat, Mask B) {
       const Mask* mask = lat.mask.data() + first;
       for (std::size_t t = 0; t < count; ++t)
         inside |= static_cast<std::uint64_t>((mask[t] & ~B) == 0) << t;
+    }
+    if (first == 0) {
+      lam = lat.first_lam[inside & (lat.first_lam.size() - 1)];
+      inside &= ~(lat.first_lam.size() - 1);
     }
     for (; inside != 0; inside &= inside - 1)
       lam += lat.rate[first + static_cast<std::size_t>(std::countr_zero(inside))];

@@ -58,6 +58,10 @@ struct Lattice {
   std::vector<double> rate;
   SpeedSums mu;
   InsideTypes inside;
+  // first_lam[m] = the rates of the types t < kFirstTypes with bit t of m set, summed in type
+  // order from 0: the start of every lam(B), looked up instead of added (inside_rate).
+  static constexpr std::size_t kFirstTypes = 12;
+  std::vector<double> first_lam;
 };
 
 std::vector<int> members(Mask set);

@@ -105,33 +105,6 @@ std::vector<int> members(Mask set) {
   return out;
 }
 
-// The types inside B come as the bits of a word (InsideTypes) and only they are added: the same
-// sums as adding 0 for every other type (x + 0 = x), but a dependency chain of one addition per
-// type inside B instead of one per type and no branch per type (the forward pass waits on this
-// sum before it can push B).
-double inside_rate(const Lattice& lat, Mask B) {
-  double lam = 0.0;
-  const std::size_t T = lat.mask.size();
-  for (std::size_t first = 0, w = 0; first < T; first += 64, ++w) {
-    std::uint64_t inside = 0;
-    if (lat.inside.tabled()) {
-      inside = lat.inside.inside(B, w);
-    } else {
-      const std::size_t count = std::min<std::size_t>(64, T - first);
-      const Mask* mask = lat.mask.data() + first;
-      for (std::size_t t = 0; t < count; ++t)
-        inside |= static_cast<std::uint64_t>((mask[t] & ~B) == 0) << t;
-    }
-    if (first == 0) {
-      lam = lat.first_lam[inside & (lat.first_lam.size() - 1)];
-      inside &= ~(lat.first_lam.size() - 1);
-    }
-    for (; inside != 0; inside &= inside - 1)
-      lam += lat.rate[first + static_cast<std::size_t>(std::countr_zero(inside))];
-  }
-  return lam;
-}
-
 void finish_means(const Lattice& lat, double f, double f1, double f2,
                   const std::vector<double>& type_sums, Moments& out) {
   // Plain doubles hold 1/C up to 1e308; only N >= 26 with every subsystem within 1e-12 of

@@ -89,7 +89,13 @@ Lattice::Lattice(const std::vector<model::JobType>& types, const std::vector<dou
       mask(type_masks(types)),
       rate(type_rates(types, total_rate)),
       mu(speeds),
-      inside(mask, N) {}
+      inside(mask, N) {
+  first_lam.assign(std::size_t{1} << std::min(kFirstTypes, mask.size()), 0.0);
+  for (std::size_t m = 1; m < first_lam.size(); ++m) {
+    for (std::size_t t = 0; t < kFirstTypes; ++t)
+      if ((m >> t) & 1U) first_lam[m] += rate[t];
+  }
+}
 
 std::vector<int> members(Mask set) {
   std::vector<int> out;
@@ -97,29 +103,6 @@ std::vector<int> members(Mask set) {
     if (set & 1U) out.push_back(n);
   }
   return out;
-}
-
-// The types inside B come as the bits of a word (InsideTypes) and only they are added: the same
-// sums as adding 0 for every other type (x + 0 = x), but a dependency chain of one addition per
-// type inside B instead of one per type and no branch per type (the forward pass waits on this
-// sum before it can push B).
-double inside_rate(const Lattice& lat, Mask B) {
-  double lam = 0.0;
-  const std::size_t T = lat.mask.size();
-  for (std::size_t first = 0, w = 0; first < T; first += 64, ++w) {
-    std::uint64_t inside = 0;
-    if (lat.inside.tabled()) {
-      inside = lat.inside.inside(B, w);
-    } else {
-      const std::size_t count = std::min<std::size_t>(64, T - first);
-      const Mask* mask = lat.mask.data() + first;
-      for (std::size_t t = 0; t < count; ++t)
-        inside |= static_cast<std::uint64_t>((mask[t] & ~B) == 0) << t;
-    }
-    for (; inside != 0; inside &= inside - 1)
-      lam += lat.rate[first + static_cast<std::size_t>(std::countr_zero(inside))];
-  }
-  return lam;
 }
 
 void finish_means(const Lattice& lat, double f, double f1, double f2,
@@ -182,7 +165,16 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
   CompensatedSum f2;  // E[Q(Q-1)] f / 2
   std::vector<CompensatedSum> type_sum(per_type ? T : 0);
   std::vector<double> type_part(per_type ? T : 0);
-  std::vector<double> h_next(T);
+  // Per-type terms of a union are added one union later (its H is then known long before), so
+  // that they do not wait on its division: the same additions in the same order.
+  std::vector<double> h_next(T), h_last(T);
+  double g_last = 0.0, h_last_union = 0.0;
+  bool last_pending = false;
+  auto add_last = [&] {  // h_last is 0 exactly for the types inside that union (H > 0 elsewhere)
+    for (std::size_t t = 0; t < T; ++t)
+      type_part[t] += g_last * (h_last[t] == 0.0 ? h_last_union : h_last[t]);
+    last_pending = false;
+  };
   for (std::uint64_t end = lat.size; end > 0; end -= std::min(end, kBlock)) {
     const std::uint64_t begin = end - std::min(end, kBlock);
     double f2_part = 0.0;
@@ -191,14 +183,29 @@ void solve_means(const Lattice& lat, bool per_type, Cell* cell, Moments& out) {
       const auto B = static_cast<Mask>(b);
       const double g = cell[B].g;
       if (g == 0.0) continue;
-      double lam = 0.0, s = 0.0;
-      backward_terms(cell, 0, B, mask, rate, T, h_next.data(), lam, s);
-      const double h = backward_union(lat, B, lam, s, cell[B].g1_or_h, f2_part);
+      const double lam = inside_rate(lat, B);
+      const double g1 = cell[B].g1_or_h;
+      cell[B].g1_or_h = 0.0;  // the types inside B read 0 from B itself: s += rate_t * 0
+      double s = 0.0;
+      if (per_type) {
+        for (std::size_t t = 0; t < T; ++t) {
+          h_next[t] = cell[B | mask[t]].g1_or_h;
+          s += rate[t] * h_next[t];
+        }
+        if (last_pending) add_last();
+      } else {
+        for (std::size_t t = 0; t < T; ++t) s += rate[t] * cell[B | mask[t]].g1_or_h;
+      }
+      const double h = backward_union(lat, B, lam, s, g1, f2_part);
       cell[B].g1_or_h = h;
-      if (per_type) {  // h_next is 0 exactly for the types inside B (H is positive elsewhere)
-        for (std::size_t t = 0; t < T; ++t) type_part[t] += g * (h_next[t] == 0.0 ? h : h_next[t]);
+      if (per_type) {
+        std::swap(h_next, h_last);
+        g_last = g;
+        h_last_union = h;
+        last_pending = true;
       }
     }
+    if (last_pending) add_last();
     if (per_type && begin == 0) {  // the empty union: G = 1, every type starts a new union
       for (std::size_t t = 0; t < T; ++t) type_part[t] += cell[lat.mask[t]].g1_or_h;
     }

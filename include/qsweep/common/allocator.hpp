@@ -11,7 +11,7 @@
 
 namespace qsweep {
 
-inline constexpr int kOwnMappingBytes = 1 << 20;
+inline constexpr int kOwnMappingBytes = 128 << 10;  // glibc's initial threshold
 
 inline void fix_malloc_mmap_threshold() {
 #if defined(__GLIBC__)

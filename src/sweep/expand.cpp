@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "canonical.hpp"
+#include "cost_detail.hpp"
 #include "keys.hpp"
 #include "method.hpp"
 #include "qsweep/common/checked.hpp"
@@ -331,10 +332,13 @@ void expand_block(const BlockInput& block, PlanState& state) {
   PointContext context(*grid, state.on_unstable_error);  // its memo lives through the block
   std::vector<bool> used(grid->axes().size(), false);
   SeenTasks seen(grid->points());
+  const NoFormulas no_formulas;  // the plan keeps the estimates' numbers only
   const std::uint64_t first = tasks.size();
+  std::string text;  // one buffer for every task's canonical text
   for (std::uint64_t point = 0; point < grid->points(); ++point) {
     Task t = grid->task(point, &used);
-    const std::string text = canonical_text(t);  // id 0, cost 0
+    text.clear();
+    append_canonical_text(text, t);  // id 0, cost 0
     const auto text_at = [&grid](std::uint64_t earlier) {
       return canonical_text(grid->task(earlier));
     };

@@ -184,8 +184,8 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
   const double replications = o.target_rel_half_width > 0.0 ? o.max_replications : o.replications;
   const double events = 2.0 * system.total_arrival_rate() * (o.horizon + warmup) * replications;
   return {events * kSecondsPerEvent,
-          fmt::format("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications)",
-                      events, system.total_arrival_rate(), o.horizon + warmup, replications),
+          formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications)", events,
+                  system.total_arrival_rate(), o.horizon + warmup, replications),
           {}};
 }
 
@@ -234,8 +234,8 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
   const double peak =
       std::max({replication, building_result, result + row, stability_check_bytes(system)});
   return {peak + family_bytes(system.family), result + row,
-          fmt::format("{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B",
-                      N, per_server, jobs, N)};
+          formula("{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B", N,
+                  per_server, jobs, N)};
 }
 
 CostEstimate cost(const Task& task, const model::System& system) {

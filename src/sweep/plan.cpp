@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -314,7 +315,10 @@ void PlanHasher::add(const Task& task, std::string_view text) {
   if (text.substr(0, kNoId.size()) != kNoId)
     throw std::logic_error("PlanHasher: not a canonical text with id 0");
   sha_.update(numbers_line(task));
-  sha_.update("{" + std::to_string(task.id) + ";");
+  char id[24] = {'{'};
+  char* end = std::to_chars(id + 1, id + sizeof id - 1, task.id).ptr;
+  *end++ = ';';
+  sha_.update(std::string_view(id, static_cast<std::size_t>(end - id)));
   sha_.update(text.substr(kNoId.size()));
   sha_.update("\n");
 }

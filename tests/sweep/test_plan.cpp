@@ -383,6 +383,42 @@ blocks:
   for (auto id : plan.unstable_tasks) EXPECT_EQ(plan.tasks[id].cost, 0.0);
 }
 
+// A system with many loads: after a few checks expansion probes above the loads (check_stable
+// in src/sweep/method_system.cpp); every verdict must still be the task's own check's. Loads
+// upwards across the boundary (not at 1 for hetero_ring and the slow server), and in no order.
+TEST(Plan, ProbedStabilityMatchesAnIndependentCheckPerTask) {
+  const Plan plan = parse(R"(
+name: probed
+seed: 3
+blocks:
+  - method: exact
+    family: [hetero_ring, ring]
+    N: 6
+    eps: 0.7
+    lambda: {linspace: [0.05, 1.3, 300]}
+  - method: exact
+    family: independent
+    N: 3
+    speeds: [0.2, 1, 1]
+    lambda: [0.1, 0.9, 0.15, 0.19, 0.3, 0.199, 0.05, 0.2, 0.12, 0.21, 0.18, 0.1999, 0.17, 0.2001]
+  - method: simulate
+    family: ring
+    N: 12
+    policy: jsq
+    speeds: [0.5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+    lambda: {logspace: [-2, 0.1, 200]}
+)");
+  std::vector<std::uint64_t> expected;
+  for (const Task& t : plan.tasks) {
+    const model::System system(model::Family(t.system().family), t.system().speeds,
+                               t.system().lambda);
+    if (!model::check_stability(system).ok) expected.push_back(t.id);
+  }
+  EXPECT_GT(expected.size(), 100u);
+  EXPECT_LT(expected.size(), plan.tasks.size() / 2);
+  EXPECT_EQ(plan.unstable_tasks, expected);
+}
+
 // heavy_traffic k = 12..15 (lambda = 1 - 10^-k, within 1e-12 of the boundary and closer) is
 // stable for every family whose critical set is the whole system (stability is decided exactly,
 // model::check_stability); the exact tasks run, and their rows say how much rounding near the

@@ -414,6 +414,7 @@ void expand_block(const BlockInput& block, PlanState& state) {
     } else {
       state.unstable_tasks.push_back(t.id);
     }
+    estimate.kind = tasks.kind_of(t);
     tasks.points_.push_back(static_cast<std::uint32_t>(point));
     tasks.estimates_.push_back(estimate);
     state.hash.add(t, text);

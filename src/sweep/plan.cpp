@@ -375,8 +375,18 @@ void PlanTasks::push_back(Task task) {
     throw std::logic_error(
         "PlanTasks::push_back: a task by hand needs id == size(), in a plan "
         "by hand");
-  estimates_.push_back({task.cost, task.memory, task.result_memory, task.ranks});
+  estimates_.push_back({task.cost, task.memory, task.result_memory, task.ranks, kind_of(task)});
   given_.push_back(std::move(task));
+}
+
+std::uint32_t PlanTasks::kind_of(const Task& task) {
+  const Method method = task.method();
+  std::string text = category(task);
+  for (std::size_t k = 0; k < kinds_.size(); ++k)  // a plan has a few kinds
+    if (kinds_[k].method == method && kinds_[k].category == text)
+      return static_cast<std::uint32_t>(k);
+  kinds_.push_back({method, std::move(text)});
+  return static_cast<std::uint32_t>(kinds_.size() - 1);
 }
 
 namespace {

@@ -419,6 +419,33 @@ blocks:
   EXPECT_EQ(plan.unstable_tasks, expected);
 }
 
+// `qsweep plan` counts tasks by the kind the plan keeps for each, without making them.
+TEST(Plan, KeepsEachTasksKind) {
+  const Plan plan = parse(R"(
+name: kinds
+seed: 1
+blocks:
+  - method: simulate
+    family: [ring, complete]
+    N: 4
+    policy: [jsq, power_of_d]
+    lambda: [0.5, 0.6]
+  - method: exact
+    family: [complete, ring]
+    N: 4
+    lambda: [0.5, 0.6]
+)");
+  std::set<std::pair<Method, std::string>> seen;
+  for (const Task& t : plan.tasks) {
+    const TaskKind& kind = plan.tasks.kinds().at(plan.tasks.estimate(t.id).kind);
+    EXPECT_EQ(kind.method, t.method());
+    EXPECT_EQ(kind.category, category(t));
+    seen.insert({kind.method, kind.category});
+  }
+  EXPECT_EQ(seen.size(), 6u);
+  EXPECT_EQ(plan.tasks.kinds().size(), 6u);  // each once
+}
+
 // heavy_traffic k = 12..15 (lambda = 1 - 10^-k, within 1e-12 of the boundary and closer) is
 // stable for every family whose critical set is the whole system (stability is decided exactly,
 // model::check_stability); the exact tasks run, and their rows say how much rounding near the

@@ -373,6 +373,7 @@ void expand_block(const BlockInput& block, PlanState& state) {
     std::uint32_t tag = 0;
     std::exception_ptr error;
   };
+  TextMemo memo;  // the parts of the previous point's text
   const auto make = [&](std::uint64_t point, Made& made) {
     try {
       made.task = grid->task(point, &used);
@@ -381,7 +382,7 @@ void expand_block(const BlockInput& block, PlanState& state) {
       return;
     }
     made.text.clear();
-    append_canonical_text(made.text, made.task);
+    append_canonical_text(made.text, made.task, &memo);
     made.slot = seen.slot_of(made.text, made.tag);
     seen.prefetch(made.slot);
   };

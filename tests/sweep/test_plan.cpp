@@ -419,6 +419,34 @@ blocks:
   EXPECT_EQ(plan.unstable_tasks, expected);
 }
 
+// Expansion copies the text of a task's part (options, family) that is unchanged from the
+// previous task: a 0.0 after a -0.0 (equal by ==, another text) must still give its own task and
+// text. The plan's hash, made at expansion, equals the hash of the same tasks made by id and
+// written whole (plan_hash of a list of Tasks).
+TEST(Plan, HashAtExpansionEqualsTheTasksWrittenWhole) {
+  const Plan plan = parse(R"(
+name: parts
+seed: 1
+blocks:
+  - method: simulate
+    family: [ring, complete]
+    N: 4
+    policy: [jsq, power_of_d]
+    lambda: [0.5, 0.6]
+    warmup: [0.0, -0.0, 0.0, 10, -0.0]
+    horizon: 100
+  - method: exact
+    family: ring
+    N: [3, 4]
+    lambda: [0.5, 0.7]
+)");
+  const std::vector<Task> tasks(plan.tasks.begin(), plan.tasks.end());
+  ASSERT_EQ(tasks.size(), 2u * 2 * 2 * 3 + 2 * 2);  // the second 0.0 and -0.0 are duplicates
+  EXPECT_FALSE(std::signbit(tasks[0].as<SimulateTask>().options.warmup));
+  EXPECT_TRUE(std::signbit(tasks[1].as<SimulateTask>().options.warmup));
+  EXPECT_EQ(plan.hash, plan_hash(tasks));
+}
+
 // `qsweep plan` counts tasks by the kind the plan keeps for each, without making them.
 TEST(Plan, KeepsEachTasksKind) {
   const Plan plan = parse(R"(

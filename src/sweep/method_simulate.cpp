@@ -182,10 +182,11 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
   // A detected warm-up costs a pilot run and discards about a tenth of the horizon.
   const double warmup = o.warmup >= 0.0 ? o.warmup : 0.2 * o.horizon;
   const double replications = o.target_rel_half_width > 0.0 ? o.max_replications : o.replications;
-  const double events = 2.0 * system.total_arrival_rate() * (o.horizon + warmup) * replications;
+  const double arrivals = system.total_arrival_rate();  // a sum over the servers: once
+  const double events = 2.0 * arrivals * (o.horizon + warmup) * replications;
   return {events * kSecondsPerEvent,
           formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications)", events,
-                  system.total_arrival_rate(), o.horizon + warmup, replications),
+                  arrivals, o.horizon + warmup, replications),
           {}};
 }
 
@@ -299,8 +300,11 @@ std::string describe_task(const Task& t) {
                      family_text(t.system()), service, o.horizon, o.replications);
 }
 
-std::string category_of(const Task& t) {
-  return fmt::format("{} {}", name_of(t.system().family.kind), name_of(options_of(t).policy));
+std::string category_of(const Task& t) {  // for every task at expansion: no formatting
+  std::string text(name_of(t.system().family.kind));
+  text += ' ';
+  text += name_of(options_of(t).policy);
+  return text;
 }
 
 // ---- results columns ---------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "qsweep/sweep/plan.hpp"
 #include "qsweep/sweep/sha256.hpp"
 
@@ -32,7 +34,7 @@ void BM_ParsePlan(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * tasks));
 }
-BENCHMARK(BM_ParsePlan)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParsePlan)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 void BM_PlanHash(benchmark::State& state) {
   const auto plan = qsweep::sweep::parse_plan(sweep_text(state.range(0) / 20), "bench.yaml");
@@ -40,6 +42,33 @@ void BM_PlanHash(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * plan.tasks.size()));
 }
 BENCHMARK(BM_PlanHash)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+// A task made again from its block by id (PlanTasks::at, what a worker and the results file do
+// per task) beside a copy of a stored Task (what the plan held before it was lazy).
+void BM_TaskAt(benchmark::State& state) {
+  const auto plan = qsweep::sweep::parse_plan(sweep_text(state.range(0) / 20), "bench.yaml");
+  std::uint64_t id = 0;
+  for (auto _ : state) {
+    const qsweep::sweep::Task& task = plan.tasks.at(id);
+    benchmark::DoNotOptimize(&task);
+    id = id + 1 == plan.tasks.size() ? 0 : id + 1;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_TaskAt)->Arg(100'000);
+
+void BM_TaskCopy(benchmark::State& state) {
+  const auto plan = qsweep::sweep::parse_plan(sweep_text(state.range(0) / 20), "bench.yaml");
+  const std::vector<qsweep::sweep::Task> tasks(plan.tasks.begin(), plan.tasks.end());
+  std::size_t id = 0;
+  for (auto _ : state) {
+    const qsweep::sweep::Task task = tasks[id];
+    benchmark::DoNotOptimize(&task);
+    id = id + 1 == tasks.size() ? 0 : id + 1;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_TaskCopy)->Arg(100'000);
 
 void BM_Sha256(benchmark::State& state) {
   const std::string data(static_cast<std::size_t>(state.range(0)), 'q');

@@ -93,18 +93,27 @@ void print_tasks(const char* title, const std::vector<sweep::Task>& tasks) {
 }
 
 void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::MemoryLimit& limit) {
-  std::map<std::pair<int, std::string>, Group> groups;
+  // Counted by the kinds the plan keeps per task, without making the tasks.
   double total = 0.0, largest_memory = 0.0;
-  std::vector<bool> unstable(plan.tasks.size(), false);
-  for (auto id : plan.unstable_tasks) unstable[id] = true;
-  for (const auto& task : plan.tasks) {
-    Group& g = groups[{static_cast<int>(task.method()), sweep::category(task)}];
+  std::vector<Group> of_kind(plan.tasks.kinds().size());
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+    const sweep::TaskEstimate& e = plan.tasks.estimate(id);
+    Group& g = of_kind[e.kind];
     ++g.tasks;
-    g.unstable += unstable[task.id] ? 1 : 0;
-    g.seconds += task.cost;
-    g.memory = std::max(g.memory, task.memory);
-    total += task.cost;
-    largest_memory = std::max(largest_memory, task.memory);
+    g.seconds += e.cost;
+    g.memory = std::max(g.memory, e.memory);
+    total += e.cost;
+    largest_memory = std::max(largest_memory, e.memory);
+  }
+  std::vector<bool> unstable(plan.tasks.size(), false);
+  for (auto id : plan.unstable_tasks) {
+    unstable[id] = true;
+    ++of_kind[plan.tasks.estimate(id).kind].unstable;
+  }
+  std::map<std::pair<int, std::string>, Group> groups;
+  for (std::size_t k = 0; k < of_kind.size(); ++k) {
+    const sweep::TaskKind& kind = plan.tasks.kinds()[k];
+    groups[{static_cast<int>(kind.method), kind.category}] = of_kind[k];
   }
   const auto biggest = largest(plan, args.top, [](const sweep::TaskEstimate& e) { return e.cost; });
   const auto most_memory =

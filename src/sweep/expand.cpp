@@ -1,14 +1,18 @@
 #include "expand.hpp"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <exception>
 #include <functional>
 #include <map>
 #include <optional>
 
 #include "canonical.hpp"
+#include "cost_detail.hpp"
 #include "keys.hpp"
 #include "method.hpp"
 #include "qsweep/common/checked.hpp"
@@ -211,28 +215,52 @@ class PointContext final : public BlockContext {
   bool on_unstable_error_;
 };
 
+// Asks for 2 MiB pages for the reserved, not yet touched memory of `v`: the plan's arrays and the
+// table of tasks seen take tens of MB for 10^6 tasks, touched in random order (the table), and
+// with 4 KiB pages a page fault and a TLB miss per few tasks were a fifth of expansion. Only a
+// hint (memory without such pages works the same).
+template <class T>
+void ask_huge_pages(const std::vector<T>& v) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t last = (begin + v.capacity() * sizeof(T)) & ~(kHuge - 1);
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
+
 // The grid points whose tasks were kept, by the hash of their canonical text (open addressing,
 // two 8-byte slots per point of the grid); a match is confirmed on the texts themselves.
 class SeenTasks {
  public:
-  explicit SeenTasks(std::uint64_t points)
-      : slots_(std::bit_ceil(std::max<std::uint64_t>(2 * points, 2))),
-        shift_(64 - std::countr_zero(slots_.size())) {}
-  // False if an earlier point's task has the same `text` (`text_at(point)` makes it again).
-  template <class TextAt>
-  bool insert(const std::string& text, std::uint64_t point, TextAt text_at) {
+  explicit SeenTasks(std::uint64_t points) {
+    const std::uint64_t slots = std::bit_ceil(std::max<std::uint64_t>(2 * points, 2));
+    slots_.reserve(slots);
+    ask_huge_pages(slots_);
+    slots_.resize(slots);
+    shift_ = 64 - std::countr_zero(slots);
+  }
+  // The slot a text starts at; the table is much larger than the caches, so expansion fetches
+  // it while it makes the next task (prefetch) and inserts the text after.
+  std::uint64_t slot_of(const std::string& text, std::uint32_t& tag) const {
     const std::uint64_t hash = std::hash<std::string>{}(text);
-    const auto tag = static_cast<std::uint32_t>(hash);
+    tag = static_cast<std::uint32_t>(hash);
     // The slot from the high bits of a multiplicative mix: texts that differ in a few bytes
     // must not cluster.
+    return (hash * 0x9e3779b97f4a7c15ULL) >> shift_ & (slots_.size() - 1);
+  }
+  void prefetch(std::uint64_t slot) const { __builtin_prefetch(&slots_[slot], 1); }
+  // False if an earlier point's task has the same `text` (`text_at(point)` makes it again).
+  template <class TextAt>
+  bool insert(const std::string& text, std::uint64_t slot, std::uint32_t tag, std::uint64_t point,
+              TextAt text_at) {
     const std::uint64_t mask = slots_.size() - 1;
-    for (std::uint64_t i = (hash * 0x9e3779b97f4a7c15ULL) >> shift_ & mask;; i = (i + 1) & mask) {
-      Slot& slot = slots_[i];
-      if (slot.point_plus_one == 0) {
-        slot = {static_cast<std::uint32_t>(point + 1), tag};
+    for (std::uint64_t i = slot;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.point_plus_one == 0) {
+        s = {static_cast<std::uint32_t>(point + 1), tag};
         return true;
       }
-      if (slot.tag == tag && text_at(slot.point_plus_one - 1) == text) return false;
+      if (s.tag == tag && text_at(s.point_plus_one - 1) == text) return false;
     }
   }
 
@@ -242,7 +270,7 @@ class SeenTasks {
     std::uint32_t tag = 0;             // the hash's high bits
   };
   std::vector<Slot> slots_;
-  int shift_;  // 64 - log2(slots)
+  int shift_ = 0;  // 64 - log2(slots)
 };
 
 }  // namespace
@@ -326,19 +354,50 @@ void expand_block(const BlockInput& block, PlanState& state) {
   if (tasks.estimates_.empty()) {  // every block's grid, at most max_tasks
     tasks.points_.reserve(state.planned);
     tasks.estimates_.reserve(state.planned);
+    ask_huge_pages(tasks.points_);
+    ask_huge_pages(tasks.estimates_);
   }
   const MethodAdapter& method = method_adapter(block.method);
   PointContext context(*grid, state.on_unstable_error);  // its memo lives through the block
   std::vector<bool> used(grid->axes().size(), false);
   SeenTasks seen(grid->points());
+  const NoFormulas no_formulas;  // the plan keeps the estimates' numbers only
   const std::uint64_t first = tasks.size();
+  // A point's task with its canonical text (id 0, cost 0) and where the text goes in `seen`; the
+  // next point's is made while the current one's slot is fetched. An error making it is raised
+  // when its point's turn comes, after the current point's own errors.
+  struct Made {
+    Task task;
+    std::string text;  // reused for every other point
+    std::uint64_t slot = 0;
+    std::uint32_t tag = 0;
+    std::exception_ptr error;
+  };
+  TextMemo memo;  // the parts of the previous point's text
+  const auto make = [&](std::uint64_t point, Made& made) {
+    try {
+      made.task = grid->task(point, &used);
+    } catch (...) {
+      made.error = std::current_exception();
+      return;
+    }
+    made.text.clear();
+    append_canonical_text(made.text, made.task, &memo);
+    made.slot = seen.slot_of(made.text, made.tag);
+    seen.prefetch(made.slot);
+  };
+  const auto text_at = [&grid](std::uint64_t earlier) {
+    return canonical_text(grid->task(earlier));
+  };
+  std::array<Made, 2> made;
+  make(0, made[0]);
   for (std::uint64_t point = 0; point < grid->points(); ++point) {
-    Task t = grid->task(point, &used);
-    const std::string text = canonical_text(t);  // id 0, cost 0
-    const auto text_at = [&grid](std::uint64_t earlier) {
-      return canonical_text(grid->task(earlier));
-    };
-    if (!seen.insert(text, point, text_at)) continue;  // same task as an earlier point
+    Made& now = made[point % 2];
+    if (point + 1 < grid->points()) make(point + 1, made[(point + 1) % 2]);
+    if (now.error) std::rethrow_exception(now.error);
+    if (!seen.insert(now.text, now.slot, now.tag, point, text_at)) continue;  // an earlier task
+    Task& t = now.task;
+    const std::string& text = now.text;
     t.id = tasks.size();
     state.list_bytes += method.list_bytes(t);
     if (state.list_bytes > kMaxPlanListBytes)
@@ -356,6 +415,7 @@ void expand_block(const BlockInput& block, PlanState& state) {
     } else {
       state.unstable_tasks.push_back(t.id);
     }
+    estimate.kind = tasks.kind_of(t);
     tasks.points_.push_back(static_cast<std::uint32_t>(point));
     tasks.estimates_.push_back(estimate);
     state.hash.add(t, text);

@@ -108,7 +108,7 @@ constexpr double kSecondsPerJointCell = 2e-9;      // one count vector of the jo
 double union_count(const model::System& system, std::string& text) {
   const model::UnionGrowth& growth = system.family.info().unions;
   const int exponent = system.N() + growth.shift;
-  text = fmt::format("{}^{}", growth.base_text, exponent);
+  text = formula("{}^{}", growth.base_text, exponent);
   return growth.base == 2.0 ? std::ldexp(1.0, exponent) : std::pow(growth.base, exponent);
 }
 
@@ -126,7 +126,7 @@ CostEstimate engine_cost(const Task& task, const model::System& system, bool sym
     if (options_of(task).per_type && types <= exact::kMaxListedTypes)
       seconds += types * kSecondsPerListedType;
     return {seconds,
-            fmt::format("{} sizes x {} growths x {:g} terms (symmetric)", N + 1, growth, terms),
+            formula("{} sizes x {} growths x {:g} terms (symmetric)", N + 1, growth, terms),
             {}};
   }
   if (options_of(task).policy == exact::Policy::redundancy_cos) {
@@ -136,13 +136,13 @@ CostEstimate engine_cost(const Task& task, const model::System& system, bool sym
     const double steps = (types + N) + N * options_of(task).qmax +
                          (options_of(task).per_type ? 0.5 * N * N + types : 0.0);
     return {sets * steps * kSecondsPerGeneralStep,
-            fmt::format("2^{} sets x {:g} steps (cancel-on-start)", N, steps),
+            formula("2^{} sets x {:g} steps (cancel-on-start)", N, steps),
             {}};
   }
   std::string unions_text;
   const double unions = union_count(system, unions_text);
   return {unions * types * terms * kSecondsPerGeneralStep,
-          fmt::format("{} unions x {:g} types x {:g} terms", unions_text, types, terms),
+          formula("{} unions x {:g} types x {:g} terms", unions_text, types, terms),
           {}};
 }
 
@@ -152,8 +152,8 @@ CostEstimate exact_cost(const Task& task, const model::System& system, bool symm
     const double types = system.family.num_types();
     const double cells = std::pow(options_of(task).joint_qmax + 1.0, types);
     cost.seconds += cells * kSecondsPerJointCell;
-    cost.formula += fmt::format(" + {:.3g} joint pmf cells ({} + 1)^{:g}", cells,
-                                options_of(task).joint_qmax, types);
+    cost.formula += formula(" + {:.3g} joint pmf cells ({} + 1)^{:g}", cells,
+                            options_of(task).joint_qmax, types);
   }
   return cost;
 }
@@ -185,8 +185,7 @@ MemoryEstimate general_memory(const Task& task, const model::System& system) {
                          2.0 * kDouble * std::ldexp(1.0, (N + 1) / 2) +
                          (options_of(task).qmax > 0 ? 16384.0 * 12.0 : 0.0);
   const double result = exact_result_bytes(task, system, true) + kDouble * types;  // + EQ_type
-  return {working, result,
-          fmt::format("2^{} sets x 16 B + {:g} types x {:g} B", N, types, per_type)};
+  return {working, result, formula("2^{} sets x 16 B + {:g} types x {:g} B", N, types, per_type)};
 }
 
 // The distributed general engine (src/exact_mpi) on `ranks` ranks: the busiest rank's share of the
@@ -197,8 +196,8 @@ MemoryEstimate distributed_general_memory(const Task& task, const model::System&
   const double bytes = exact::distributed::peak_bytes_per_rank(
       system.N(), types, ranks, options_of(task).qmax, options_of(task).per_type);
   return {bytes, exact_result_bytes(task, system, true) + kDouble * static_cast<double>(types),
-          fmt::format("the busiest rank's share of 2^{} unions on {} ranks, {} types", system.N(),
-                      ranks, types)};
+          formula("the busiest rank's share of 2^{} unions on {} ranks, {} types", system.N(),
+                  ranks, types)};
 }
 
 // Cancel-on-start engine (src/exact/cancel_on_start.cpp): five arrays of one double per server
@@ -212,8 +211,7 @@ MemoryEstimate cancel_on_start_memory(const Task& task, const model::System& sys
   const double working =
       48.0 * sets + types * per_type + 2.0 * kDouble * std::ldexp(1.0, (N + 1) / 2);
   const double result = exact_result_bytes(task, system, true) + kDouble * types;
-  return {working, result,
-          fmt::format("2^{} sets x 48 B + {:g} types x {:g} B", N, types, per_type)};
+  return {working, result, formula("2^{} sets x 48 B + {:g} types x {:g} B", N, types, per_type)};
 }
 
 // Transitions of the symmetric engine's lumped chain (src/exact/symmetric.cpp): complete with d,
@@ -253,9 +251,9 @@ MemoryEstimate symmetric_memory(const Task& task, const model::System& system) {
   const double listing =
       options_of(task).per_type && listed ? 24.0 * system.family.num_types() : 0.0;
   return {std::max(building, running) + listing, exact_result_bytes(task, system, listed),
-          fmt::format("{:.3g} chain transitions x 24 B (x 2 while the list grows) + {:g} sizes x "
-                      "72 B",
-                      moves, N + 1.0)};
+          formula("{:.3g} chain transitions x 24 B (x 2 while the list grows) + {:g} sizes x "
+                  "72 B",
+                  moves, N + 1.0)};
 }
 
 // Joint pmf (src/exact/joint.cpp): the grid of bins (bins^k doubles, moved into the result) and
@@ -268,7 +266,7 @@ MemoryEstimate joint_memory(const Task& task, const model::System& system) {
   const double slab = types >= 3 ? extent * extent : extent;
   const double working = kDouble * (bins + 2.0 * slab + extent);
   return {working, kDouble * bins,
-          fmt::format("{:.3g} joint bins x 8 B + 2 slabs of {:.3g} counts x 8 B", bins, slab)};
+          formula("{:.3g} joint bins x 8 B + 2 slabs of {:.3g} counts x 8 B", bins, slab)};
 }
 
 // The phases of an exact task, one after another: the engine; the joint pmf (the engine's
@@ -289,7 +287,7 @@ MemoryEstimate exact_memory(const Task& task, const model::System& system, bool 
     const MemoryEstimate joint = joint_memory(task, system);
     peak = std::max(peak, joint.bytes + result);
     result += joint.result_bytes;
-    engine.formula += ", then " + joint.formula;
+    if (!formulas_off) engine.formula += ", then " + joint.formula;
   }
   peak = std::max({peak, 2.0 * result, stability_check_bytes(system)});
   const double around = kDouble * system.N() + family_bytes(system.family);

@@ -156,11 +156,11 @@ CostEstimate ldp_cost(const Task& task) {
         std::exp(std::lgamma(n + o.j) - std::lgamma(n + 1.0) - std::lgamma(o.j * 1.0));
     const double steps = path_events + 10.0 * std::sqrt(path_events) + 10.0;
     return {states * steps * kSecondsPerChainStep,
-            fmt::format("{:.3g} chain states x {:.3g} uniformization steps", states, steps),
+            formula("{:.3g} chain states x {:.3g} uniformization steps", states, steps),
             {}};
   }
   return {o.samples * path_events * kSecondsPerPathEvent,
-          fmt::format("{:g} paths x {:.3g} events", o.samples, path_events),
+          formula("{:g} paths x {:.3g} events", o.samples, path_events),
           {}};
 }
 
@@ -193,8 +193,8 @@ MemoryEstimate ldp_memory(const Task& task) {
   const double building = 3.0 * 48.0 * moves;
   const double running = 48.0 * moves + 16.0 * states + kDouble * (j - 1.0) * n;
   return {fixed + std::max(building, running), 0.0,
-          fmt::format("{:.3g} chain states x 16 B + {:.3g} rows x {:g} B + {:.3g} moves x 48 B",
-                      states, rows, row_bytes, moves)};
+          formula("{:.3g} chain states x 16 B + {:.3g} rows x {:g} B + {:.3g} moves x 48 B", states,
+                  rows, row_bytes, moves)};
 }
 
 CostEstimate estimate(const Task& task) {

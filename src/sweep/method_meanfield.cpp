@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "cost_detail.hpp"
 #include "method_system.hpp"
 #include "qsweep/meanfield/meanfield.hpp"
 
@@ -142,10 +143,10 @@ CostEstimate estimate(const Task& task) {
       o.policy == meanfield::Policy::redundancy_coc ? kSecondsPerCocLevel : kSecondsPerLevel;
   CostEstimate cost{
       levels * per_level + steps * levels * kSecondsPerStepLevel,
-      fmt::format("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels", levels, steps, levels),
+      formula("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels", levels, steps, levels),
       {}};
   cost.memory = {16.0 * values, 16.0 * values,
-                 fmt::format("{:.3g} occupancy and trajectory values x 16 B", values)};
+                 formula("{:.3g} occupancy and trajectory values x 16 B", values)};
   return cost;
 }
 

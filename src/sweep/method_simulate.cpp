@@ -182,10 +182,11 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
   // A detected warm-up costs a pilot run and discards about a tenth of the horizon.
   const double warmup = o.warmup >= 0.0 ? o.warmup : 0.2 * o.horizon;
   const double replications = o.target_rel_half_width > 0.0 ? o.max_replications : o.replications;
-  const double events = 2.0 * system.total_arrival_rate() * (o.horizon + warmup) * replications;
+  const double arrivals = system.total_arrival_rate();  // a sum over the servers: once
+  const double events = 2.0 * arrivals * (o.horizon + warmup) * replications;
   return {events * kSecondsPerEvent,
-          fmt::format("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications)",
-                      events, system.total_arrival_rate(), o.horizon + warmup, replications),
+          formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications)", events,
+                  arrivals, o.horizon + warmup, replications),
           {}};
 }
 
@@ -237,10 +238,10 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
   const double symmetric_check = system.family.listed_types().empty() ? 16.0 * N : 0.0;
   const double peak = std::max(
       {replication, building_result, result + row, symmetric_check, stability_check_bytes(system)});
-  return {peak + family_bytes(system.family), result + row,
-          pooled ? fmt::format("{:g} servers x {:g} B", N, per_server)
-                 : fmt::format(
-                       "{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B",
+  return {
+      peak + family_bytes(system.family), result + row,
+      pooled ? formula("{:g} servers x {:g} B", N, per_server)
+             : formula("{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B",
                        N, per_server, jobs, N)};
 }
 
@@ -305,8 +306,11 @@ std::string describe_task(const Task& t) {
                      family_text(t.system()), service, o.horizon, o.replications);
 }
 
-std::string category_of(const Task& t) {
-  return fmt::format("{} {}", name_of(t.system().family.kind), name_of(options_of(t).policy));
+std::string category_of(const Task& t) {  // for every task at expansion: no formatting
+  std::string text(name_of(t.system().family.kind));
+  text += ' ';
+  text += name_of(options_of(t).policy);
+  return text;
 }
 
 // ---- results columns ---------------------------------------------------------------------------

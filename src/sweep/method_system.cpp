@@ -96,22 +96,39 @@ Value parse_tree_edges(const YAML::Node& node, const Locator& loc) {
 class SystemCache : public BlockMemo {
  public:
   KnownSystem& get(const SystemParams& s, const std::string& where) {
-    std::string key = canonical_text(s.family) + canonical_text(s.speeds);
-    auto it = systems_.find(key);
-    if (it != systems_.end()) return it->second;
-    if (systems_.size() >= kCapacity) systems_.clear();  // keeps memory bounded for huge N
-    KnownSystem known;
-    try {
-      known.system = std::make_unique<model::System>(model::Family(s.family), s.speeds, s.lambda);
-    } catch (const InputError& e) {
-      fail_from(where, e, "parameters this family accepts (docs/sweep-format.md)");
+    // Consecutive tasks mostly share their system: compared without making its key.
+    if (last_ && last_family_ == s.family && last_speeds_ == s.speeds) return *last_;
+    key_.clear();
+    append_canonical_text(key_, s.family);
+    append_canonical_text(key_, s.speeds);
+    auto it = systems_.find(key_);
+    if (it == systems_.end()) {
+      if (systems_.size() >= kCapacity) {  // keeps memory bounded for huge N
+        systems_.clear();
+        last_ = nullptr;
+      }
+      KnownSystem known;
+      try {
+        known.system = std::make_unique<model::System>(model::Family(s.family), s.speeds, s.lambda);
+      } catch (const InputError& e) {
+        fail_from(where, e, "parameters this family accepts (docs/sweep-format.md)");
+      }
+      it = systems_.emplace(key_, std::move(known)).first;
     }
-    return systems_.emplace(std::move(key), std::move(known)).first->second;
+    last_ = &it->second;
+    last_family_ = s.family;
+    last_speeds_ = s.speeds;
+    return *last_;
   }
 
  private:
   static constexpr std::size_t kCapacity = 256;
   std::unordered_map<std::string, KnownSystem> systems_;
+  // The previous task's system (unordered_map nodes do not move) and its parameters as given.
+  KnownSystem* last_ = nullptr;
+  model::FamilyParams last_family_;
+  std::vector<double> last_speeds_;
+  std::string key_;
 };
 
 // ---- the family parameters' keys, from the registry (src/model/families.cpp) ----------------
@@ -368,10 +385,34 @@ KnownSystem& known_system(const Task& t, BlockContext& block) {
   return known;
 }
 
+// The checks of a system before check_stable probes above its loads: a block of a few loads per
+// system checks each once, as before.
+constexpr int kChecksBeforeProbes = 8;
+
 bool check_stable(const Task& t, KnownSystem& known, const BlockContext& block) {
   const double lambda = t.system().lambda;
   if (lambda <= known.stable_up_to) return true;
   if (lambda >= known.unstable_from && !block.on_unstable_error()) return false;
+  // A block walks a system's loads upwards, one check each (a max flow for a graph). After a few,
+  // a larger load is checked first: stable, it covers every load up to it and the step doubles;
+  // unstable, it bounds the region and the step shrinks. A system of 10^4 loads takes a few dozen
+  // checks, each verdict the one its own check would give (stability is monotone in lambda).
+  if (++known.checks > kChecksBeforeProbes) {
+    known.step = known.step > 0.0 ? known.step : lambda;
+    const double probe = std::min(lambda + known.step, 0.5 * (lambda + known.unstable_from));
+    if (probe > lambda && std::isfinite(probe)) {
+      known.system->lambda = probe;
+      const bool stable = model::check_stability(*known.system).ok;
+      known.system->lambda = lambda;
+      if (stable) {
+        known.stable_up_to = probe;
+        known.step *= 2.0;
+        return true;
+      }
+      known.unstable_from = probe;
+      known.step = 0.25 * (probe - lambda);
+    }
+  }
   const auto report = model::check_stability(*known.system);
   if (report.ok) {
     known.stable_up_to = lambda;

@@ -30,6 +30,8 @@ struct KnownSystem {
   std::unique_ptr<model::System> system;
   double stable_up_to = 0.0;
   double unstable_from = std::numeric_limits<double>::infinity();
+  int checks = 0;     // of this system's stability so far
+  double step = 0.0;  // how far above a task's load the next probe looks (check_stable)
 };
 
 // The task's system with its lambda, built once per block and family (a located InputError if

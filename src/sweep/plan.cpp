@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -314,7 +315,10 @@ void PlanHasher::add(const Task& task, std::string_view text) {
   if (text.substr(0, kNoId.size()) != kNoId)
     throw std::logic_error("PlanHasher: not a canonical text with id 0");
   sha_.update(numbers_line(task));
-  sha_.update("{" + std::to_string(task.id) + ";");
+  char id[24] = {'{'};
+  char* end = std::to_chars(id + 1, id + sizeof id - 1, task.id).ptr;
+  *end++ = ';';
+  sha_.update(std::string_view(id, static_cast<std::size_t>(end - id)));
   sha_.update(text.substr(kNoId.size()));
   sha_.update("\n");
 }
@@ -371,8 +375,18 @@ void PlanTasks::push_back(Task task) {
     throw std::logic_error(
         "PlanTasks::push_back: a task by hand needs id == size(), in a plan "
         "by hand");
-  estimates_.push_back({task.cost, task.memory, task.result_memory, task.ranks});
+  estimates_.push_back({task.cost, task.memory, task.result_memory, task.ranks, kind_of(task)});
   given_.push_back(std::move(task));
+}
+
+std::uint32_t PlanTasks::kind_of(const Task& task) {
+  const Method method = task.method();
+  std::string text = category(task);
+  for (std::size_t k = 0; k < kinds_.size(); ++k)  // a plan has a few kinds
+    if (kinds_[k].method == method && kinds_[k].category == text)
+      return static_cast<std::uint32_t>(k);
+  kinds_.push_back({method, std::move(text)});
+  return static_cast<std::uint32_t>(kinds_.size() - 1);
 }
 
 namespace {

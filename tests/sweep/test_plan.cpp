@@ -383,6 +383,97 @@ blocks:
   for (auto id : plan.unstable_tasks) EXPECT_EQ(plan.tasks[id].cost, 0.0);
 }
 
+// A system with many loads: after a few checks expansion probes above the loads (check_stable
+// in src/sweep/method_system.cpp); every verdict must still be the task's own check's. Loads
+// upwards across the boundary (not at 1 for hetero_ring and the slow server), and in no order.
+TEST(Plan, ProbedStabilityMatchesAnIndependentCheckPerTask) {
+  const Plan plan = parse(R"(
+name: probed
+seed: 3
+blocks:
+  - method: exact
+    family: [hetero_ring, ring]
+    N: 6
+    eps: 0.7
+    lambda: {linspace: [0.05, 1.3, 300]}
+  - method: exact
+    family: independent
+    N: 3
+    speeds: [0.2, 1, 1]
+    lambda: [0.1, 0.9, 0.15, 0.19, 0.3, 0.199, 0.05, 0.2, 0.12, 0.21, 0.18, 0.1999, 0.17, 0.2001]
+  - method: simulate
+    family: ring
+    N: 12
+    policy: jsq
+    speeds: [0.5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+    lambda: {logspace: [-2, 0.1, 200]}
+)");
+  std::vector<std::uint64_t> expected;
+  for (const Task& t : plan.tasks) {
+    const model::System system(model::Family(t.system().family), t.system().speeds,
+                               t.system().lambda);
+    if (!model::check_stability(system).ok) expected.push_back(t.id);
+  }
+  EXPECT_GT(expected.size(), 100u);
+  EXPECT_LT(expected.size(), plan.tasks.size() / 2);
+  EXPECT_EQ(plan.unstable_tasks, expected);
+}
+
+// Expansion copies the text of a task's part (options, family) that is unchanged from the
+// previous task: a 0.0 after a -0.0 (equal by ==, another text) must still give its own task and
+// text. The plan's hash, made at expansion, equals the hash of the same tasks made by id and
+// written whole (plan_hash of a list of Tasks).
+TEST(Plan, HashAtExpansionEqualsTheTasksWrittenWhole) {
+  const Plan plan = parse(R"(
+name: parts
+seed: 1
+blocks:
+  - method: simulate
+    family: [ring, complete]
+    N: 4
+    policy: [jsq, power_of_d]
+    lambda: [0.5, 0.6]
+    warmup: [0.0, -0.0, 0.0, 10, -0.0]
+    horizon: 100
+  - method: exact
+    family: ring
+    N: [3, 4]
+    lambda: [0.5, 0.7]
+)");
+  const std::vector<Task> tasks(plan.tasks.begin(), plan.tasks.end());
+  ASSERT_EQ(tasks.size(), 2u * 2 * 2 * 3 + 2 * 2);  // the second 0.0 and -0.0 are duplicates
+  EXPECT_FALSE(std::signbit(tasks[0].as<SimulateTask>().options.warmup));
+  EXPECT_TRUE(std::signbit(tasks[1].as<SimulateTask>().options.warmup));
+  EXPECT_EQ(plan.hash, plan_hash(tasks));
+}
+
+// `qsweep plan` counts tasks by the kind the plan keeps for each, without making them.
+TEST(Plan, KeepsEachTasksKind) {
+  const Plan plan = parse(R"(
+name: kinds
+seed: 1
+blocks:
+  - method: simulate
+    family: [ring, complete]
+    N: 4
+    policy: [jsq, power_of_d]
+    lambda: [0.5, 0.6]
+  - method: exact
+    family: [complete, ring]
+    N: 4
+    lambda: [0.5, 0.6]
+)");
+  std::set<std::pair<Method, std::string>> seen;
+  for (const Task& t : plan.tasks) {
+    const TaskKind& kind = plan.tasks.kinds().at(plan.tasks.estimate(t.id).kind);
+    EXPECT_EQ(kind.method, t.method());
+    EXPECT_EQ(kind.category, category(t));
+    seen.insert({kind.method, kind.category});
+  }
+  EXPECT_EQ(seen.size(), 6u);
+  EXPECT_EQ(plan.tasks.kinds().size(), 6u);  // each once
+}
+
 // heavy_traffic k = 12..15 (lambda = 1 - 10^-k, within 1e-12 of the boundary and closer) is
 // stable for every family whose critical set is the whole system (stability is decided exactly,
 // model::check_stability); the exact tasks run, and their rows say how much rounding near the

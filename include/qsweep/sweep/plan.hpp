@@ -27,6 +27,15 @@ struct TaskEstimate {
   double memory = 0.0;
   double result_memory = 0.0;
   int ranks = 1;  // Task::ranks, for the runner's choice of ranks (run/spans.hpp)
+  // The task's kind, an index into PlanTasks::kinds() (in what would otherwise be padding).
+  std::uint32_t kind = 0;
+};
+static_assert(sizeof(TaskEstimate) == 32, "the plan keeps one per task");
+
+// What `qsweep plan` counts tasks by: the method and sweep::category (task.hpp).
+struct TaskKind {
+  Method method = Method::exact;
+  std::string category;
 };
 
 namespace detail {
@@ -54,6 +63,8 @@ class PlanTasks {
   // Without making the task (the scheduler reads these for every task).
   const TaskEstimate& estimate(std::uint64_t id) const { return estimates_.at(id); }
   TaskEstimate& estimate(std::uint64_t id) { return estimates_.at(id); }
+  // Every kind of task in the plan, once each (TaskEstimate::kind indexes it).
+  const std::vector<TaskKind>& kinds() const { return kinds_; }
   // Appends a task made by hand; its id must be size() (std::logic_error otherwise, and in a
   // plan expanded from a sweep).
   void push_back(Task task);
@@ -88,6 +99,8 @@ class PlanTasks {
   std::vector<std::uint32_t> points_;      // grid point of each task (< max_tasks <= 10^7)
   std::vector<TaskEstimate> estimates_;
   std::vector<Task> given_;  // a plan built by hand
+  std::vector<TaskKind> kinds_;
+  std::uint32_t kind_of(const Task& task);  // its index in kinds_, added if new
 };
 
 struct Plan {

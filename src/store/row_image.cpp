@@ -460,7 +460,7 @@ class RowHash {
   }
 
  private:
-  static constexpr std::size_t kGathered = 64 * 1024;
+  static constexpr std::size_t kGathered = std::size_t{64} * 1024;
   void flush() {
     if (!streaming_) XXH3_64bits_reset(&state_);
     streaming_ = true;

@@ -220,12 +220,13 @@ class PointContext final : public BlockContext {
 // with 4 KiB pages a page fault and a TLB miss per few tasks were a fifth of expansion. Only a
 // hint (memory without such pages works the same).
 template <class T>
-void ask_huge_pages(const std::vector<T>& v) {
+void ask_huge_pages(std::vector<T>& v) {
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  char* const data = reinterpret_cast<char*>(v.data());
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t last = (begin + v.capacity() * sizeof(T)) & ~(kHuge - 1);
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  if (last > first) ::madvise(data + (first - begin), last - first, MADV_HUGEPAGE);
 }
 
 // The grid points whose tasks were kept, by the hash of their canonical text (open addressing,

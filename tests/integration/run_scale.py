@@ -1,15 +1,19 @@
 #!/usr/bin/python3
-"""Runs a sweep under mpirun and samples the resident memory of every rank at two moments.
+"""Runs a sweep under mpirun and samples the resident memory of every rank at many moments.
 
   run_scale.py RANKS MAX_GROWTH_BYTES_PER_TASK -- QSWEEP run SWEEP -o OUT ...
 
-The moments are events, not times: tasks HOLD_EARLY and HOLD_LATE are held by the testing hook
-QSWEEP_TEST_HOLD (docs/running.md, "Testing hooks"); when each starts, the ranks' memory and the
+The moments are events, not times: every HOLD_EVERY-th task is held by the testing hook
+QSWEEP_TEST_HOLD (docs/running.md, "Testing hooks"); when one starts, the ranks' memory and the
 number of finished tasks in OUT are sampled, then the task is released. The tasks of
-run_scale.yaml all cost the same, so the scheduler hands them out in task order and about
-HOLD_LATE - HOLD_EARLY tasks finish between the two samples. Between them the resident memory of
-each rank may grow by at most MAX_GROWTH_BYTES_PER_TASK x the tasks finished in between (plus one
-page per rank), i.e. memory does not grow with the number of finished tasks. Exits non-zero
+run_scale.yaml all cost the same, so the scheduler hands them out in about task order.
+
+A single sample is not a rank's kept memory: a rank caught writing a batch holds its buffers for
+a moment, and the resident size swings by 1-2 MiB around a steady floor. So each rank's floor (its
+smallest sample) is taken in an early window of samples and in a late one. From the early floor to
+the late floor a rank may grow by at most MAX_GROWTH_BYTES_PER_TASK x the tasks finished between
+the two samples (plus one page), i.e. memory does not grow with the number of finished tasks.
+A leak of B bytes per task raises every late sample, so it raises the late floor. Exits non-zero
 otherwise.
 """
 import os
@@ -58,7 +62,10 @@ def ranks_of(launcher_pid):
     return ranks
 
 
-HOLD_EARLY, HOLD_LATE = 20000, 90000
+HOLD_EVERY = 5000
+HOLDS = list(range(HOLD_EVERY, 100000, HOLD_EVERY))
+# The first sample is left out (the ranks are still warming up); each window has 6 samples.
+EARLY, LATE = HOLDS[1:7], HOLDS[-6:]
 TIMEOUT = 300  # seconds for a held task to start: only a hung run takes that long
 
 
@@ -76,19 +83,21 @@ def main():
     os.mkfifo(started)
     os.mkfifo(release)
     announcements = os.open(started, os.O_RDWR)  # never sees end of file
-    env = dict(os.environ, QSWEEP_TEST_HOLD=f"{hold}:{HOLD_EARLY},{HOLD_LATE}")
+    env = dict(os.environ, QSWEEP_TEST_HOLD=f"{hold}:" + ",".join(map(str, HOLDS)))
     job = subprocess.Popen(mpi_launch(ranks) + command, env=env)
-    samples = []  # (finished, {pid: rss KiB})
+    ended = os.pidfd_open(job.pid)  # readable once mpirun ends: no waiting for a run that died
+    samples = {}  # held task -> (finished, {pid: rss KiB})
     try:
-        for _ in (HOLD_EARLY, HOLD_LATE):
-            ready, _, _ = select.select([announcements], [], [], TIMEOUT)
-            if not ready:
-                sys.exit(f"run_scale: no held task started within {TIMEOUT} s")
-            task = os.read(announcements, 64).decode().strip()
+        for _ in HOLDS:
+            ready, _, _ = select.select([announcements, ended], [], [], TIMEOUT)
+            if announcements not in ready:
+                sys.exit(f"run_scale: mpirun ended with {job.wait()} before every held task ran"
+                         if ready else f"run_scale: no held task started within {TIMEOUT} s")
+            task = int(os.read(announcements, 64).decode().strip())
             rss = {pid: rss_kib(pid) for pid in ranks_of(job.pid)}
-            samples.append((finished_tasks(output), {p: r for p, r in rss.items() if r}))
-            print(f"task {task} held: {samples[-1][0]} tasks finished, RSS MiB " +
-                  " ".join(f"{r / 1024:.1f}" for r in samples[-1][1].values()), flush=True)
+            samples[task] = (finished_tasks(output), {p: r for p, r in rss.items() if r})
+            print(f"task {task} held: {samples[task][0]} tasks finished, RSS MiB " +
+                  " ".join(f"{r / 1024:.1f}" for r in samples[task][1].values()), flush=True)
             with open(release, "w"):
                 pass
         if job.wait(timeout=TIMEOUT * 10) != 0:
@@ -97,18 +106,24 @@ def main():
         if job.poll() is None:
             job.kill()
         shutil.rmtree(hold, ignore_errors=True)
-    (first, before_rss), (last, after_rss) = samples
-    tasks = last - first
-    if len(before_rss) != ranks or len(after_rss) != ranks or tasks < (HOLD_LATE - HOLD_EARLY) // 2:
-        sys.exit(f"run_scale: samples of {len(before_rss)} and {len(after_rss)} ranks with {tasks} "
-                 "tasks between them: the tasks were not handed out in task order")
+    pids = set(samples[HOLDS[0]][1])
+    if len(pids) != ranks or any(set(rss) != pids for _, rss in samples.values()):
+        sys.exit(f"run_scale: not every sample has the same {ranks} ranks")
+
+    def floor(pid, window):  # (smallest resident KiB, tasks finished when it was sampled)
+        return min((samples[task][1][pid], samples[task][0]) for task in window)
+
     worst = 0.0
-    for pid, before in before_rss.items():
-        after = after_rss.get(pid, before)
+    for pid in sorted(pids):
+        (before, first), (after, last) = floor(pid, EARLY), floor(pid, LATE)
+        tasks = last - first
+        if tasks < (LATE[0] - EARLY[-1]) // 2:
+            sys.exit(f"run_scale: {tasks} tasks between the floors of rank pid {pid}: the tasks "
+                     "were not handed out in task order")
         growth = (after - before) * 1024.0
         worst = max(worst, growth / tasks)
-        print(f"rank pid {pid}: {before / 1024:.1f} -> {after / 1024:.1f} MiB over {tasks} tasks "
-              f"({growth / tasks:+.2f} bytes per task)")
+        print(f"rank pid {pid}: floor {before / 1024:.1f} -> {after / 1024:.1f} MiB over {tasks} "
+              f"tasks ({growth / tasks:+.2f} bytes per task)")
         if growth > max_per_task * tasks + 4096:
             sys.exit(f"run_scale: rank pid {pid} grew by {growth / tasks:.1f} bytes per finished "
                      f"task (limit {max_per_task})")

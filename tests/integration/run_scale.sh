@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 100000 tiny tasks on 3 ranks: the sweep completes, every task is done exactly once, and the
-# resident memory of every rank does not grow with the number of finished tasks (sampled when two
-# held tasks 70000 apart start; at most 20 bytes per finished task, i.e. nothing kept per task
-# beyond the plan).
+# resident memory of every rank does not grow with the number of finished tasks (sampled when each
+# 5000th task starts; from the smallest sample among tasks 10000-35000 to the smallest among
+# 70000-95000 at most 20 bytes per finished task, i.e. nothing kept per task beyond the plan).
 # `qsweep export` of its groups equals the datasets (read by h5py) and, reading the rows in
 # pieces, needs about as much memory as the export of a one-task file.
 # Usage: run_scale.sh QSWEEP_BINARY SOURCE_DIR

@@ -10,6 +10,7 @@
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/run/combine.hpp"
 #include "qsweep/run/mpi.hpp"
+#include "qsweep/run/signals.hpp"
 #include "qsweep/store/writer_lock.hpp"
 #include "qsweep/sweep/plan.hpp"
 
@@ -75,7 +76,10 @@ int merge(const MergeArgs& args, int ranks) {
   if (ranks > 1)
     throw InputError(fmt::format("qsweep merge runs on one process, not {} ranks", ranks));
   check_output(args);
+  const run::SignalWatch signals;  // a stop signal ends the copy between pieces of rows
   const store::WriterLock lock(args.output, own_command_line());
+  for (const std::string& leftover : run::remove_leftovers(args.output))
+    fmt::print(stderr, "qsweep: removed {}, left by a job that was killed\n", leftover);
   std::vector<run::ResultsSource> sources;
   sources.reserve(args.files.size());
   for (const std::string& file : args.files) sources.push_back(run::open_source(file));
@@ -85,8 +89,15 @@ int merge(const MergeArgs& args, int ranks) {
     run::check_contains(plan, "the merged plan", source.plan, source.path);
     pointers.push_back(&source);
   }
-  const std::uint64_t copied = run::write_combined(args.output, plan, pointers,
-                                                   store::Provenance::now(own_command_line(), 1));
+  std::uint64_t copied = 0;
+  try {
+    copied = run::write_combined(args.output, plan, pointers,
+                                 store::Provenance::now(own_command_line(), 1),
+                                 [&] { return signals.requested() != run::StopMode::none; });
+  } catch (const run::CombineStopped&) {
+    fmt::print(stderr, "qsweep: stopped by a signal: {} was not written\n", args.output);
+    return exit_code::incomplete;
+  }
   fmt::print("{}: {} tasks of sweep '{}' (plan hash {}), {} finished rows copied from", args.output,
              plan.tasks.size(), plan.name, plan.hash.substr(0, 16), copied);
   for (const run::ResultsSource& source : sources)

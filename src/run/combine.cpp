@@ -93,7 +93,8 @@ void check_contains(const sweep::Plan& to, const std::string& to_name, const swe
 
 std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
                              const std::vector<const ResultsSource*>& sources,
-                             const store::Provenance& provenance) {
+                             const store::Provenance& provenance,
+                             const std::function<bool()>& stop_now) {
   // Each source's finished rows by task content (the first row of a content).
   std::vector<std::unordered_map<std::string, std::uint64_t>> rows_of(sources.size());
   for (std::size_t s = 0; s < sources.size(); ++s) {
@@ -177,6 +178,7 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
       }
       // Testing hook: a test kills the job here, while the new file is being made.
       for (const std::uint64_t id : ids) TestHold::from_environment().wait_for_release(id);
+      if (stop_now()) throw CombineStopped("stopped by a signal while writing " + temporary);
       if (rows.empty()) continue;
       file.write_attempts(ids, attempts);
       file.write_finished(rows);
@@ -194,6 +196,16 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
     throw Error("cannot rename " + temporary + " to " + path + ": " + error.message());
   }
   return copied;
+}
+
+std::vector<std::string> remove_leftovers(const std::string& path) {
+  std::vector<std::string> removed;
+  for (const std::string& leftover :
+       {path + ".partial", path + ".combined", path + ".combined.partial"}) {
+    std::error_code error;
+    if (std::filesystem::remove(leftover, error)) removed.push_back(leftover);
+  }
+  return removed;
 }
 
 }  // namespace qsweep::run

@@ -1005,10 +1005,11 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
 // Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
 // replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
 // the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
-void grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
-                  int ranks) {
+// False when a stop-now signal ended the growth: `path` is as it was.
+bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
+                  int ranks, const SignalWatch& signals) {
   const std::string file_hash = store::ResultsReader(path).attribute("plan_hash");
-  if (file_hash == plan.hash) return;
+  if (file_hash == plan.hash) return true;
   const std::string different = path + " holds the results of a different plan (plan hash " +
                                 file_hash.substr(0, 12) + ", " + plan.source + " expands to " +
                                 plan.hash.substr(0, 12) + ")";
@@ -1030,13 +1031,24 @@ void grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
     std::fprintf(stderr, "qsweep: %s: %zu rows failed verification and are not kept\n",
                  path.c_str(), source.verified.damaged.size());
   }
-  const std::uint64_t kept =
-      write_combined(path, plan, {&source}, store::Provenance::now(options.command_line, ranks));
+  std::uint64_t kept = 0;
+  try {
+    kept =
+        write_combined(path, plan, {&source}, store::Provenance::now(options.command_line, ranks),
+                       [&] { return signals.requested() == StopMode::now; });
+  } catch (const CombineStopped&) {
+    std::fprintf(stderr,
+                 "qsweep: stopped by a signal while growing %s: it is as it was; run again with "
+                 "--resume to grow it\n",
+                 path.c_str());
+    return false;
+  }
   std::fprintf(stderr,
                "qsweep: %s grown from %zu to %zu tasks of %s (%llu finished rows kept); "
                "running the others\n",
                path.c_str(), source.plan.tasks.size(), plan.tasks.size(), plan.source.c_str(),
                static_cast<unsigned long long>(kept));
+  return true;
 }
 
 // --- memory -------------------------------------------------------------------------------------
@@ -1227,6 +1239,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
 
   std::string path;
   bool create = true;
+  bool stopped = false;  // by a signal while growing the file
   StartState start;
   const store::Layout layout = results_layout(plan);
   NodeMap nodes = map_nodes(comm, options);
@@ -1241,6 +1254,8 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     path = output_path(plan, options);
     check_output_location(path);
     lock.emplace(path, options.command_line);
+    for (const std::string& leftover : remove_leftovers(path))
+      std::fprintf(stderr, "qsweep: removed %s, left by a job that was killed\n", leftover.c_str());
     const bool exists = std::filesystem::exists(path);
     if (exists && !options.resume && !options.force) {
       throw InputError(path +
@@ -1251,10 +1266,17 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
-    if (!create) grow_results(plan, path, options, comm.size());
+    if (!create) stopped = !grow_results(plan, path, options, comm.size(), signals);
+    if (stopped) return;
     start = read_start(plan, layout, path, create);
     start.spans = std::move(spans);
   });
+  comm.broadcast(stopped, 0);
+  if (stopped) {
+    RunResult result;
+    result.exit_code = exit_code::incomplete;
+    return result;
+  }
   comm.broadcast(path, 0);
   comm.broadcast(create, 0);
 

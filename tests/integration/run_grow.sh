@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Growing a study (docs/running.md, "Growing a study"): a sweep run to the end, then extended by a
 # value of an existing block (the later tasks move) and a new block, and --resume (killed once
-# while the grown file is made, which leaves the old file whole): only the new
+# and stopped by SIGTERM once while the grown file is made, which leaves the old file whole and,
+# after SIGTERM, no temporary file; the next run removes a killed one's): only the new
 # tasks run (earlier rows keep their results, timings, ranks and attempts = 1, matched by task
 # content), and the grown file equals a fresh run of the extended sweep (every dataset but
 # timings, rank and checksum, attempts included: all 1). Then a second growth (a block at the end
@@ -71,7 +72,28 @@ kill_job
 no_hold
 cmp -s grown.h5 v1.h5 || fail "a growth killed half way changed the file"
 "$QSWEEP" verify grown.h5 >/dev/null || fail "the file does not verify after a killed growth"
+# SIGTERM to every rank (as SLURM sends it) while the grown file is made: the growth stops before
+# its next rows, removes the new file and ends with exit code 4, the old file untouched.
+hold_tasks hold 1
+start_job -n 2 "$QSWEEP" run v2.yaml -o grown.h5 --resume --quiet 2>term.txt
+wait_started "$JOB_PID"
+# shellcheck disable=SC2046  # one pid per word
+kill -TERM $(job_ranks "$JOB_PID")
+release
+no_hold
+rc=0
+wait "$JOB_PID" || rc=$?
+[ "$rc" -eq 4 ] || fail "a growth stopped by SIGTERM exited with $rc, expected 4: $(cat term.txt)"
+grep -q "stopped by a signal while growing grown.h5: it is as it was" term.txt ||
+  fail "no message for a stopped growth: $(cat term.txt)"
+cmp -s grown.h5 v1.h5 || fail "a growth stopped by SIGTERM changed the file"
+[ ! -e grown.h5.combined ] || fail "a growth stopped by SIGTERM left its temporary file"
+# The killed growth's temporary file (made again here, as kill -9 leaves it) is removed, and said
+# so, by the next run on the file, which holds its writer lock.
+cp v1.h5 grown.h5.combined
 mpi 3 "$QSWEEP" run v2.yaml -o grown.h5 --resume --quiet 2>grow2.txt || fail "grow to v2: $(cat grow2.txt)"
+grep -q "removed grown.h5.combined, left by a job that was killed" grow2.txt ||
+  fail "no message for the removed temporary file: $(cat grow2.txt)"
 grep -q "grown from 6 to 10 tasks of v2.yaml (6 finished rows kept)" grow2.txt ||
   fail "no growth message: $(cat grow2.txt)"
 [ ! -e grown.h5.combined ] || fail "the temporary file is left behind"

@@ -5,7 +5,8 @@
 # verifies and resumes with the whole sweep. A file and a larger file of the same study (random
 # tasks at the same ids) merge into the larger, every shared task compared. A task finished in
 # both files with other results (a value changed and the row sealed again, so that the file
-# verifies) is refused, as are files of different studies; nothing is written then.
+# verifies) is refused, as are files of different studies; nothing is written then. A merge
+# stopped by SIGTERM writes nothing (exit 4); the next merge removes a killed one's temporary file.
 # Usage: run_merge.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 
@@ -104,4 +105,24 @@ expect_exit 2 "$QSWEEP" merge a.h5 other.h5 -o bad.h5 2>other.txt
 grep -q "a.h5 holds sweep 'study', other.h5 sweep 'other'" other.txt || fail "$(cat other.txt)"
 expect_exit 2 "$QSWEEP" merge a.h5 b.h5 -o c.h5
 "$QSWEEP" merge a.h5 b.h5 -o c.h5 --force >/dev/null
+
+# A merge stopped by SIGTERM while it writes (held before the row of task 1 is copied) writes
+# nothing and ends with exit code 4; a killed merge's temporary file is removed by the next one.
+hold_tasks hold 1
+"$QSWEEP" merge a.h5 b.h5 -o stopped.h5 2>stopped.txt &
+JOB_PID=$!
+wait_started "$JOB_PID"
+kill -TERM "$JOB_PID"
+release
+no_hold
+rc=0
+wait "$JOB_PID" || rc=$?
+[ "$rc" -eq 4 ] || fail "a merge stopped by SIGTERM exited with $rc, expected 4: $(cat stopped.txt)"
+grep -q "stopped by a signal: stopped.h5 was not written" stopped.txt || fail "$(cat stopped.txt)"
+[ ! -e stopped.h5 ] && [ ! -e stopped.h5.combined ] || fail "a stopped merge left a file"
+cp a.h5 stopped.h5.combined
+"$QSWEEP" merge a.h5 b.h5 -o stopped.h5 >/dev/null 2>removed.txt
+grep -q "removed stopped.h5.combined, left by a job that was killed" removed.txt ||
+  fail "no message for the removed temporary file: $(cat removed.txt)"
+[ ! -e stopped.h5.combined ] || fail "the killed merge's temporary file is left"
 echo "PASS: merge of two halves equals the whole; conflicts and other studies are refused"

@@ -5,7 +5,9 @@
 // position; a new file is written in the order of the new plan (row = task id, as always) with
 // the finished rows copied, and replaces its target only once complete.
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,15 +39,31 @@ ResultsSource open_source(const std::string& path);
 void check_contains(const sweep::Plan& to, const std::string& to_name, const sweep::Plan& from,
                     const std::string& from_name);
 
+// Thrown by write_combined when `stop_now` asked it to stop: the new file was removed and `path`
+// is as it was.
+class CombineStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Writes the results file of `plan` at `path` with the finished rows (done, unstable) of
 // `sources` copied to the tasks of the same content, their attempts, timings and ranks kept; the
 // other tasks are pending. A task finished in more than one source must have the same results
 // in each (per_run columns aside): InputError naming it otherwise, and the first source's row is
 // kept. The file is made as "<path>.combined" and renamed over `path` only when complete: a
-// kill at any moment leaves `path` as it was, or the new file whole. One process (MPI_COMM_SELF).
-// Returns how many rows were copied.
+// kill at any moment leaves `path` as it was, or the new file whole. `stop_now` is asked between
+// pieces of rows: when it says yes (a stop signal), the new file is removed and CombineStopped
+// thrown, so a stopped job ends without waiting for a long copy and leaves nothing behind.
+// One process (MPI_COMM_SELF). Returns how many rows were copied.
 std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
                              const std::vector<const ResultsSource*>& sources,
-                             const store::Provenance& provenance);
+                             const store::Provenance& provenance,
+                             const std::function<bool()>& stop_now);
+
+// The files a killed job may leave beside the results file `path`: "<path>.partial" (a file
+// being created), "<path>.combined" and its ".partial" (a growth or merge). Only the holder of
+// the writer lock of `path` makes them, so under that lock any that exists is a left-over. Removes
+// them and returns the names of those it removed.
+std::vector<std::string> remove_leftovers(const std::string& path);
 
 }  // namespace qsweep::run

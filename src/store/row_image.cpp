@@ -275,11 +275,24 @@ std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uin
 
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const RowEntries& entries, Cells cells) {
-  std::vector<ColumnImage> images(columns.size());
+  std::vector<ColumnImage> images;
+  encode_rows(columns, entries, cells, images);
+  return images;
+}
+
+void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& entries, Cells cells,
+                 std::vector<ColumnImage>& images) {
+  images.resize(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
     const ColumnLayout& column = columns[c];
     const ColumnSpec& spec = column.spec;
     ColumnImage& image = images[c];
+    image.bytes.clear();  // the capacities stay
+    image.cell = {};
+    image.row_start.clear();
+    image.counts.clear();
+    image.fill = {};
+    image.fill_count = 0;
     image.row_start.reserve(entries.size() + 1);
     if (!is_ragged(spec.type)) image.bytes.reserve(entries.size() * row_bytes(column));
     image.row_start.push_back(0);
@@ -361,7 +374,6 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
       image.row_start.push_back(image.bytes.size());
     }
   }
-  return images;
 }
 
 namespace {

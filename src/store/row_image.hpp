@@ -84,6 +84,11 @@ std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uin
 // The rows `entries` of a table with `columns`, column by column.
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const RowEntries& entries, Cells cells = Cells::copied);
+// The same into `images`, whose buffers are kept and reused: a writer that encodes block after
+// block does not map and fault in fresh pages for every block (a 4096-row block of a 256-byte
+// text column is 1 MiB, a mapping of its own).
+void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& entries, Cells cells,
+                 std::vector<ColumnImage>& images);
 
 // The cells of row i of `images` (read back from the file, or made by encode_rows without a
 // fill): the inverse of encode_rows, but for padding: a distribution keeps its NaN padding

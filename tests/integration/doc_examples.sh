@@ -137,6 +137,7 @@ not_run docs/building.md "find_package(qsweep" "CMake of another project: tests/
 # ---------------------------------------------------------------------------------------------
 # docs/cluster.md
 not_run docs/running.md "qsweep: results/my-study.h5 grown from 6 to 10 tasks" "needs a grown file: tests/integration/run_grow.sh checks this message"
+not_run docs/running.md "qsweep: removed results/my-study.h5.combined" "needs a killed growth: tests/integration/run_grow.sh and run_merge.sh check this message"
 not_run docs/running.md "writing:  host node17" "needs a run holding the file: tests/integration/status_json.sh checks these lines"
 not_run docs/cluster.md "cd /path/to/qsweep" "sbatch on a SLURM cluster: tests/integration/slurm_*.sh"
 not_run docs/cluster.md "module load gcc openmpi" "environment modules and a build on a cluster"

@@ -17,12 +17,15 @@ Kernel resolve_kernel(const Options& options) {
 }
 
 Kernel resolve_kernel(const model::System& system, const Options& options) {
+  return resolve_kernel(system, options, system.identical_speeds());
+}
+
+Kernel resolve_kernel(const model::System& system, const Options& options, bool identical_speeds) {
   const Kernel kernel = resolve_kernel(options);
   const model::Family& family = system.family;
   const bool pooled =
       kernel == Kernel::markov && options.policy != Policy::redundancy_coc &&
-      family.kind() == model::FamilyKind::complete && family.num_types() > 1 &&
-      system.identical_speeds() &&
+      family.kind() == model::FamilyKind::complete && family.num_types() > 1 && identical_speeds &&
       (family.samples_in_random_order() ||
        (!JobTypes::tracks(family) && pooled_draw_size(options, family) <= kMaxPooledDraw));
   return pooled ? Kernel::pooled : kernel;

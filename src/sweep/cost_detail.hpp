@@ -86,4 +86,19 @@ inline double stability_check_bytes(const model::System& system) {
          24.0 * N;
 }
 
+// What the memory estimates take from a system apart from its load: sums over its servers and
+// types. Expansion makes them once per system (KnownSystem: they were a tenth of planning 10^6
+// simulate tasks); an estimate of a task on its own makes them from its system.
+struct SystemSums {
+  double mean_speed = 1.0;
+  bool identical_speeds = true;
+  double family_bytes = 0.0;           // family_bytes(system.family)
+  double stability_check_bytes = 0.0;  // stability_check_bytes(system)
+};
+
+inline SystemSums system_sums(const model::System& system) {
+  return {system.mean_speed(), system.identical_speeds(), family_bytes(system.family),
+          stability_check_bytes(system)};
+}
+
 }  // namespace qsweep::sweep::detail

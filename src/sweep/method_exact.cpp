@@ -273,9 +273,10 @@ MemoryEstimate joint_memory(const Task& task, const model::System& system) {
 // arrays freed, its results kept); the result with its row, the copy the results file writer
 // (or `qsweep eval`) makes of it. The system's speeds and the family's lists live through all
 // three.
-// `ranks`: those of the distributed general engine (only for general-engine tasks).
-MemoryEstimate exact_memory(const Task& task, const model::System& system, bool symmetric,
-                            int ranks = 1) {
+// `sums`: system_sums(system); `ranks`: those of the distributed general engine (only for
+// general-engine tasks).
+MemoryEstimate exact_memory(const Task& task, const model::System& system, const SystemSums& sums,
+                            bool symmetric, int ranks = 1) {
   MemoryEstimate engine = symmetric ? symmetric_memory(task, system)
                           : options_of(task).policy == exact::Policy::redundancy_cos
                               ? cancel_on_start_memory(task, system)
@@ -289,16 +290,17 @@ MemoryEstimate exact_memory(const Task& task, const model::System& system, bool 
     result += joint.result_bytes;
     if (!formulas_off) engine.formula += ", then " + joint.formula;
   }
-  peak = std::max({peak, 2.0 * result, stability_check_bytes(system)});
-  const double around = kDouble * system.N() + family_bytes(system.family);
+  peak = std::max({peak, 2.0 * result, sums.stability_check_bytes});
+  const double around = kDouble * system.N() + sums.family_bytes;
   return {around + peak, 2.0 * result, engine.formula};
 }
 
 // `engine`: the one exact::validate() chose for the task.
-CostEstimate cost(const Task& task, const model::System& system, exact::Engine engine) {
+CostEstimate cost(const Task& task, const model::System& system, const SystemSums& sums,
+                  exact::Engine engine) {
   const bool symmetric = engine == exact::Engine::symmetric;
   CostEstimate estimate = exact_cost(task, system, symmetric);
-  estimate.memory = exact_memory(task, system, symmetric);
+  estimate.memory = exact_memory(task, system, sums, symmetric);
   return estimate;
 }
 
@@ -352,19 +354,19 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
                      "expected ranks: 1 or auto (which gives such tasks one rank)",
                      t.ranks, name_of(v.engine), describe(t)));
   if (!check_stable(t, known, block)) return std::nullopt;
-  return cost(t, *known.system, v.engine);
+  return cost(t, *known.system, known.sums, v.engine);
 }
 
 std::optional<MemoryEstimate> memory_per_rank(const Task& t, int ranks) {
   const model::System system = build_system(t.system());
   if (!spans(system, options_of(t))) return std::nullopt;
   if (ranks == 1 && system.N() > exact::kMaxGeneralServers) return std::nullopt;
-  return exact_memory(t, system, false, ranks);
+  return exact_memory(t, system, system_sums(system), false, ranks);
 }
 
 CostEstimate estimate(const Task& t) {
   const model::System system = build_system(t.system());
-  return cost(t, system, validate_on_ranks(t, system).engine);
+  return cost(t, system, system_sums(system), validate_on_ranks(t, system).engine);
 }
 
 // ---- execution and text ------------------------------------------------------------------------

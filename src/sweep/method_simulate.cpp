@@ -211,19 +211,20 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
 // The family's lists (graphs) as for exact, and the stability check of a listed family where it
 // needs more. Held until the batch is written: the result and its row (a row of many values is
 // written from its own cells; small rows of one batch are also copied into one image, not
-// counted).
-MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
+// counted). `sums`: system_sums(system).
+MemoryEstimate simulate_memory(const Task& task, const model::System& system,
+                               const SystemSums& sums) {
   const auto& o = options_of(task);
   const double N = system.N();
   const bool redundancy = o.policy == sim::Policy::redundancy_coc;
   // As sim's resolve_kernel: the Markov race for exponential sizes of independent replicas.
   const bool markov = o.service.kind == sim::ServiceKind::exponential && !o.identical_replicas &&
                       o.policy != sim::Policy::redundancy_cos;
-  const double race = markov ? 16.0 + (system.identical_speeds() ? 0.0 : 32.0) : 0.0;
+  const double race = markov ? 16.0 + (sums.identical_speeds ? 0.0 : 32.0) : 0.0;
   const double kernel = redundancy ? (markov ? 8.0 : 28.0) : (markov ? 56.0 : 132.0);
-  const bool pooled = sim::resolve_kernel(system, o) == sim::Kernel::pooled;
+  const bool pooled = sim::resolve_kernel(system, o, sums.identical_speeds) == sim::Kernel::pooled;
   const double per_server = pooled ? 12.0 : 148.0 + race + kernel;
-  const double rho = std::min(system.rho(), 0.999);
+  const double rho = std::min(system.lambda / sums.mean_speed, 0.999);  // system.rho()
   const bool jobs_in_queues = !redundancy && markov;  // ints in the ring buffers counted above
   const double jobs =
       jobs_in_queues ? 0.0
@@ -237,17 +238,17 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system) {
   // sizes: the servers' order and a prefix of it, 4 B each) while the speeds (8 B) are held.
   const double symmetric_check = system.family.listed_types().empty() ? 16.0 * N : 0.0;
   const double peak = std::max(
-      {replication, building_result, result + row, symmetric_check, stability_check_bytes(system)});
+      {replication, building_result, result + row, symmetric_check, sums.stability_check_bytes});
   return {
-      peak + family_bytes(system.family), result + row,
+      peak + sums.family_bytes, result + row,
       pooled ? formula("{:g} servers x {:g} B", N, per_server)
              : formula("{:g} servers x {:g} B + {:.3g} jobs x 96 B; result row {:g} servers x 32 B",
                        N, per_server, jobs, N)};
 }
 
-CostEstimate cost(const Task& task, const model::System& system) {
+CostEstimate cost(const Task& task, const model::System& system, const SystemSums& sums) {
   CostEstimate estimate = simulate_cost(task, system);
-  estimate.memory = simulate_memory(task, system);
+  estimate.memory = simulate_memory(task, system, sums);
   return estimate;
 }
 
@@ -270,10 +271,13 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
                      "expected at most {} (power_of_d samples among a job's servers)",
                      o.policy_d, largest, name_of(t.system().family.kind), largest));
   if (!check_stable(t, known, block)) return std::nullopt;
-  return cost(t, *known.system);
+  return cost(t, *known.system, known.sums);
 }
 
-CostEstimate estimate(const Task& t) { return cost(t, build_system(t.system())); }
+CostEstimate estimate(const Task& t) {
+  const model::System system = build_system(t.system());
+  return cost(t, system, system_sums(system));
+}
 
 // ---- execution and text ------------------------------------------------------------------------
 

@@ -110,6 +110,7 @@ class SystemCache : public BlockMemo {
       KnownSystem known;
       try {
         known.system = std::make_unique<model::System>(model::Family(s.family), s.speeds, s.lambda);
+        known.sums = system_sums(*known.system);
       } catch (const InputError& e) {
         fail_from(where, e, "parameters this family accepts (docs/sweep-format.md)");
       }

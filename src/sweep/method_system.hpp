@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_detail.hpp"
 #include "method.hpp"
 #include "qsweep/model/model.hpp"
 
@@ -28,6 +29,7 @@ double mean_speed(const SystemParams& system);
 // A system built at expansion, with what is known of its stability region.
 struct KnownSystem {
   std::unique_ptr<model::System> system;
+  SystemSums sums;  // of `system`, whose load alone changes from task to task
   double stable_up_to = 0.0;
   double unstable_from = std::numeric_limits<double>::infinity();
   int checks = 0;     // of this system's stability so far

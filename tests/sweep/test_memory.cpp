@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -260,6 +261,76 @@ blocks:
     EXPECT_GT(task.memory, 0.0) << describe(task);
     EXPECT_LE(task.result_memory, task.memory) << describe(task);
     EXPECT_FALSE(estimate.formula.empty());
+  }
+}
+
+// Expansion keeps each system's sums (KnownSystem); the estimate of a task on its own makes them
+// afresh: the two agree bit for bit, on equal and unequal speeds, listed and implicit families,
+// pooled and other simulation kernels, several loads per system.
+TEST(MemoryEstimate, ThePlanEstimatesAreThoseOfEachTaskOnItsOwn) {
+  const char* sweeps[] = {
+      R"(name: simulate
+seed: 3
+blocks:
+  - method: simulate
+    policy: [jsq, power_of_d, random, redundancy_coc, redundancy_cos]
+    family: [complete, ring]
+    N: [6, 20]
+    lambda: [0.2, 0.7, 0.95]
+    horizon: 10
+  - method: simulate
+    policy: [jsq, redundancy_coc]
+    service: [exponential, hyperexponential]
+    cv2: 4
+    family: [complete, ring]
+    N: [6, 20]
+    speed_profile: [two_class, linear]
+    fast: 3
+    rho: [0.3, 0.9]
+    horizon: 10
+)",
+      R"(name: exact
+blocks:
+  - method: exact
+    family: [ring, complete, independent]
+    N: [4, 9]
+    rho: [0.2, 0.8, 1.5]
+    qmax: [0, 5]
+  - method: exact
+    family: [ring, complete]
+    N: [5, 8]
+    speed_profile: [two_class, linear]
+    fast: 2.5
+    rho: [0.4, 0.9]
+)",
+      R"(name: mixed
+seed: 5
+blocks:
+  - {method: exact, family: [ring, complete], N: [4, 10], lambda: [0.1, 0.6, 1.2], qmax: 3}
+  - method: simulate
+    policy: [jsq, power_of_d]
+    family: [complete, ring]
+    N: [8, 30]
+    speed_profile: two_class
+    fast: 2
+    lambda: [0.1, 0.6, 1.2]
+    horizon: 10
+)"};
+  for (const char* text : sweeps) {
+    const Plan plan = parse_plan(text, "sums.yaml");
+    ASSERT_GT(plan.tasks.size(), 20u);
+    std::vector<bool> unstable(plan.tasks.size(), false);
+    for (const auto id : plan.unstable_tasks) unstable[id] = true;
+    for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+      if (unstable[id]) continue;
+      const Task task = plan.tasks[id];
+      const TaskEstimate& stored = plan.tasks.estimate(id);
+      const CostEstimate fresh = estimate_cost(task);
+      EXPECT_EQ(stored.cost, fresh.seconds) << plan.name << ": " << describe(task);
+      EXPECT_EQ(stored.memory, fresh.memory.bytes) << plan.name << ": " << describe(task);
+      EXPECT_EQ(stored.result_memory, fresh.memory.result_bytes)
+          << plan.name << ": " << describe(task);
+    }
   }
 }
 

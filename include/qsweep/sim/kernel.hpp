@@ -30,6 +30,8 @@ inline constexpr std::size_t kMaxJobsInSystem = std::size_t{1} << 22;
 // options on this system (pooled where it applies).
 Kernel resolve_kernel(const Options& options);
 Kernel resolve_kernel(const model::System& system, const Options& options);
+// The same with system.identical_speeds() given (the planner keeps it per system).
+Kernel resolve_kernel(const model::System& system, const Options& options, bool identical_speeds);
 
 // Sojourn times in log-spaced bins: 2^7 bins per octave over [2^-32, 2^32) (relative width
 // 2^-7 < 0.8%); values outside land in the first or last bin. Memory is fixed (64 KiB). Counts

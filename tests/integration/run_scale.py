@@ -16,6 +16,7 @@ the two samples (plus one page), i.e. memory does not grow with the number of fi
 A leak of B bytes per task raises every late sample, so it raises the late floor. Exits non-zero
 otherwise.
 """
+import errno
 import os
 import select
 import shutil
@@ -74,6 +75,22 @@ def finished_tasks(path):
         return int(np.count_nonzero(f["tasks/status"][()] != 0))
 
 
+def release_held(release, ended):
+    """Lets go the held tasks waiting now: opens the release pipe for writing once a held task has
+    it open for reading, and closes it (the task reads to its end). Returns without releasing
+    anything if the job ends first. Two held tasks may wait at once, on different ranks: one
+    release lets both go, and the next call then waits for the next held task instead."""
+    while True:
+        try:
+            os.close(os.open(release, os.O_WRONLY | os.O_NONBLOCK))
+            return
+        except OSError as error:
+            if error.errno != errno.ENXIO:  # ENXIO: no reader yet
+                raise
+        if select.select([ended], [], [], 0.01)[0]:
+            return
+
+
 def main():
     ranks, max_per_task = int(sys.argv[1]), float(sys.argv[2])
     command = sys.argv[sys.argv.index("--") + 1:]
@@ -87,31 +104,41 @@ def main():
     job = subprocess.Popen(mpi_launch(ranks) + command, env=env)
     ended = os.pidfd_open(job.pid)  # readable once mpirun ends: no waiting for a run that died
     samples = {}  # held task -> (finished, {pid: rss KiB})
+    announced = []  # held tasks announced and not sampled yet
+    heard = 0  # announcements read
     try:
-        for _ in HOLDS:
-            ready, _, _ = select.select([announcements, ended], [], [], TIMEOUT)
-            if announcements not in ready:
-                sys.exit(f"run_scale: mpirun ended with {job.wait()} before every held task ran"
-                         if ready else f"run_scale: no held task started within {TIMEOUT} s")
-            task = int(os.read(announcements, 64).decode().strip())
-            rss = {pid: rss_kib(pid) for pid in ranks_of(job.pid)}
-            samples[task] = (finished_tasks(output), {p: r for p, r in rss.items() if r})
+        while heard < len(HOLDS) or announced:
+            if not announced:
+                ready, _, _ = select.select([announcements, ended], [], [], TIMEOUT)
+                if announcements not in ready:
+                    sys.exit(f"run_scale: mpirun ended with {job.wait()} before every held task "
+                             "ran" if ready else f"run_scale: no held task started within {TIMEOUT} s")
+                # Each announcement is one write of a line; several may wait in the pipe.
+                announced += [int(line) for line in os.read(announcements, 4096).split()]
+                heard += len(announced)
+            task = announced.pop(0)
+            rss = {p: r for p, r in ((p, rss_kib(p)) for p in ranks_of(job.pid)) if r}
+            if len(rss) < ranks:  # released with an earlier one, and the run has ended since
+                continue
+            samples[task] = (finished_tasks(output), rss)
             print(f"task {task} held: {samples[task][0]} tasks finished, RSS MiB " +
                   " ".join(f"{r / 1024:.1f}" for r in samples[task][1].values()), flush=True)
-            with open(release, "w"):
-                pass
+            release_held(release, ended)
         if job.wait(timeout=TIMEOUT * 10) != 0:
             sys.exit(f"run_scale: mpirun exited with {job.returncode}")
     finally:
         if job.poll() is None:
             job.kill()
         shutil.rmtree(hold, ignore_errors=True)
-    pids = set(samples[HOLDS[0]][1])
+    pids = set(next(iter(samples.values()))[1])
     if len(pids) != ranks or any(set(rss) != pids for _, rss in samples.values()):
         sys.exit(f"run_scale: not every sample has the same {ranks} ranks")
+    for window in (EARLY, LATE):
+        if sum(task in samples for task in window) < 4:
+            sys.exit(f"run_scale: fewer than 4 samples among held tasks {window}")
 
     def floor(pid, window):  # (smallest resident KiB, tasks finished when it was sampled)
-        return min((samples[task][1][pid], samples[task][0]) for task in window)
+        return min((samples[t][1][pid], samples[t][0]) for t in window if t in samples)
 
     worst = 0.0
     for pid in sorted(pids):

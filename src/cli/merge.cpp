@@ -78,8 +78,7 @@ int merge(const MergeArgs& args, int ranks) {
   check_output(args);
   const run::SignalWatch signals;  // a stop signal ends the copy between pieces of rows
   const store::WriterLock lock(args.output, own_command_line());
-  for (const std::string& leftover : run::remove_leftovers(args.output))
-    fmt::print(stderr, "qsweep: removed {}, left by a job that was killed\n", leftover);
+  run::remove_leftovers(args.output);
   std::vector<run::ResultsSource> sources;
   sources.reserve(args.files.size());
   for (const std::string& file : args.files) sources.push_back(run::open_source(file));

@@ -198,14 +198,17 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
   return copied;
 }
 
-std::vector<std::string> remove_leftovers(const std::string& path) {
-  std::vector<std::string> removed;
+void remove_leftovers(const std::string& path) {
   for (const std::string& leftover :
        {path + ".partial", path + ".combined", path + ".combined.partial"}) {
     std::error_code error;
-    if (std::filesystem::remove(leftover, error)) removed.push_back(leftover);
+    if (std::filesystem::remove(leftover, error)) {
+      fmt::print(stderr, "qsweep: removed {}, left by a job that was killed\n", leftover);
+    } else if (error) {  // a left-over that stays would be taken for this job's own
+      throw Error(fmt::format("cannot remove {}, left by a job that was killed: {}", leftover,
+                              error.message()));
+    }
   }
-  return removed;
 }
 
 }  // namespace qsweep::run

@@ -1254,8 +1254,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     path = output_path(plan, options);
     check_output_location(path);
     lock.emplace(path, options.command_line);
-    for (const std::string& leftover : remove_leftovers(path))
-      std::fprintf(stderr, "qsweep: removed %s, left by a job that was killed\n", leftover.c_str());
+    remove_leftovers(path);
     const bool exists = std::filesystem::exists(path);
     if (exists && !options.resume && !options.force) {
       throw InputError(path +

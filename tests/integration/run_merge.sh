@@ -125,4 +125,10 @@ cp a.h5 stopped.h5.combined
 grep -q "removed stopped.h5.combined, left by a job that was killed" removed.txt ||
   fail "no message for the removed temporary file: $(cat removed.txt)"
 [ ! -e stopped.h5.combined ] || fail "the killed merge's temporary file is left"
+# One that cannot be removed (a directory that is not empty) stops the merge with its reason.
+mkdir -p stuck.h5.combined/inside
+expect_exit 1 "$QSWEEP" merge a.h5 b.h5 -o stuck.h5 2>stuck.txt
+grep -q "cannot remove stuck.h5.combined, left by a job that was killed: Directory not empty" \
+  stuck.txt || fail "$(cat stuck.txt)"
+[ ! -e stuck.h5 ] || fail "a merge that could not remove a left-over wrote its output"
 echo "PASS: merge of two halves equals the whole; conflicts and other studies are refused"

@@ -63,7 +63,7 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
 // The files a killed job may leave beside the results file `path`: "<path>.partial" (a file
 // being created), "<path>.combined" and its ".partial" (a growth or merge). Only the holder of
 // the writer lock of `path` makes them, so under that lock any that exists is a left-over. Removes
-// them and returns the names of those it removed.
-std::vector<std::string> remove_leftovers(const std::string& path);
+// each, saying so on stderr; throws Error when one exists and cannot be removed.
+void remove_leftovers(const std::string& path);
 
 }  // namespace qsweep::run

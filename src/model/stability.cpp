@@ -77,9 +77,8 @@ struct Load {
   Dyadic exact;
 };
 
-Load arrival_load(const System& system) {
-  return {system.total_arrival_rate(), kUnit,
-          Dyadic::of(static_cast<std::int64_t>(system.N())) * Dyadic::of(system.lambda)};
+Load arrival_load(int N, double lambda) {
+  return {N * lambda, kUnit, Dyadic::of(static_cast<std::int64_t>(N)) * Dyadic::of(lambda)};
 }
 
 Load speed_load(const std::vector<double>& speeds) {
@@ -610,10 +609,14 @@ std::string StabilityReport::describe() const {
 }
 
 StabilityReport check_stability(const System& system) {
-  const Load load = arrival_load(system);
-  if (size_symmetric(system.family.kind()))
-    return min_over_sizes(system.family, system.speeds, load, false);
-  return min_cut_check(system.family, system.speeds, load, -1);
+  return check_stability(system.family, system.speeds, system.lambda);
+}
+
+StabilityReport check_stability(const Family& family, const std::vector<double>& speeds,
+                                double lambda) {
+  const Load load = arrival_load(family.num_servers(), lambda);
+  if (size_symmetric(family.kind())) return min_over_sizes(family, speeds, load, false);
+  return min_cut_check(family, speeds, load, -1);
 }
 
 StabilityReport check_local_stability(const Family& family, const std::vector<double>& speeds) {
@@ -677,7 +680,7 @@ RoutingReport check_random_routing(const System& system) {
   if (report.overloaded_server >= 0 || unknown.empty()) return report;
   // Exactly: speed W M >= L sum_{t contains n} w_t M / |t|, M a common multiple of the sizes.
   const ListedWeights weights = exact_listed_weights(system.family);
-  const Load load = arrival_load(system);
+  const Load load = arrival_load(N, system.lambda);
   std::vector<std::int64_t> multiple(static_cast<std::size_t>(N), 1);
   for (const auto& t : types)
     for (int n : t)

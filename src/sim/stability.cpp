@@ -97,7 +97,7 @@ PolicyStability sampled_sets_check(const model::System& system, int d) {
     model::FamilyParams sampled = family.params();
     sampled.d = std::min(d, family.params().d);
     const model::StabilityReport report =
-        model::check_stability(model::System(model::Family(sampled), system.speeds, system.lambda));
+        model::check_stability(model::Family(sampled), system.speeds, system.lambda);
     if (report.ok) return {true, "", report.warning};
     double capacity = 0.0;
     for (int n : report.violating_set) capacity += system.speeds[idx(n)];
@@ -140,8 +140,8 @@ PolicyStability sampled_sets_check(const model::System& system, int d) {
       derived.types.push_back(std::move(sampled));
     } while (std::prev_permutation(chosen.begin(), chosen.end()));
   }
-  const model::System sampled(model::Family(derived), system.speeds, system.lambda);
-  const model::StabilityReport report = model::check_stability(sampled);
+  const model::StabilityReport report =
+      model::check_stability(model::Family(derived), system.speeds, system.lambda);
   if (report.ok) return {true, "", report.warning};
   double capacity = 0.0;
   for (int n : report.violating_set) capacity += system.speeds[idx(n)];

@@ -30,6 +30,10 @@ struct StabilityReport {
 // boundary, 1e-11 for families checked by max flow). Only an exact max flow of more than 2e6
 // edges is not attempted: the report is then ok with a warning.
 StabilityReport check_stability(const System& system);
+// The same for a family, speeds and lambda already validated (as a System's are), without
+// copying the speeds into a System.
+StabilityReport check_stability(const Family& family, const std::vector<double>& speeds,
+                                double lambda);
 
 // Random routing (each job joins one server of its type, uniformly): every server's arrival rate
 // N lambda sum_{S contains n} p_S / |S| below its speed, decided exactly as check_stability.

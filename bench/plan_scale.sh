@@ -1,49 +1,20 @@
 #!/usr/bin/env bash
 # `qsweep plan` of three sweeps of 10^6 tasks by two binaries side by side (issue 14, goal 3):
 #   bench/plan_scale.sh BEFORE_QSWEEP AFTER_QSWEEP [ROUNDS]
-# exact: tiny exact tasks (tests/integration/run_scale.yaml at 10^6 loads); simulate: jsq and
-# power_of_d on complete and ring, N 10..100, 25 000 loads; mixed: half each (exact on ring and
-# complete, N 4..13, loads up to 1.2, a sixth unstable). Each round runs every sweep with both
-# binaries in turn and prints CPU seconds (user + system), wall seconds and peak RSS, with the
-# 1-minute load average before each pair, and whether both print the same plan (the line with
-# the process's own memory aside: it is measured).
+# The sweeps are in bench/sweeps: exact1e6 (tiny exact tasks, tests/integration/run_scale.yaml
+# at 10^6 loads); simulate1e6 (jsq and power_of_d on complete and ring, N 10..100, 25 000
+# loads); mixed1e6 (half each: exact on ring and complete, N 4..13, loads up to 1.2, a sixth
+# unstable). Each round runs every sweep with both binaries in turn and prints CPU seconds
+# (user + system), wall seconds and peak RSS, with the 1-minute load average before each pair,
+# and whether both print the same plan (the line with the process's own memory aside: it is
+# measured).
 set -euo pipefail
 before=${1:?usage: plan_scale.sh BEFORE_QSWEEP AFTER_QSWEEP [ROUNDS]}
 after=${2:?usage: plan_scale.sh BEFORE_QSWEEP AFTER_QSWEEP [ROUNDS]}
 rounds=${3:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cat >"$work/exact.yaml" <<'YAML'
-name: exact1e6
-blocks:
-  - method: exact
-    family: complete
-    N: 2
-    lambda: {linspace: [0.000001, 0.999999, 1000000]}
-    per_type: false
-    light_traffic: false
-YAML
-simulate_block() {
-  cat <<YAML
-  - method: simulate
-    policy: [jsq, power_of_d]
-    policy_d: 2
-    family: [complete, ring]
-    N: {linspace: [10, 100, 10]}
-    lambda: {linspace: [0.01, 0.99, $1]}
-    horizon: 100
-YAML
-}
-{
-  printf 'name: simulate1e6\nseed: 7\nblocks:\n'
-  simulate_block 25000
-} >"$work/simulate.yaml"
-{
-  printf 'name: mixed1e6\nseed: 7\nblocks:\n'
-  printf '  - method: exact\n    family: [ring, complete]\n    N: {linspace: [4, 13, 10]}\n'
-  printf '    lambda: {linspace: [0.001, 1.2, 25000]}\n    qmax: 10\n'
-  simulate_block 12500
-} >"$work/mixed.yaml"
+sweeps=$(dirname "$0")/sweeps
 printf '%-9s %-7s %8s %8s %9s %6s %s\n' sweep binary "CPU s" "wall s" "peak MB" load "same plan"
 for _ in $(seq 1 "$rounds"); do
   for sweep in exact simulate mixed; do
@@ -51,7 +22,7 @@ for _ in $(seq 1 "$rounds"); do
     for which in before after; do
       binary=$before
       [ "$which" = after ] && binary=$after
-      /usr/bin/time -f "%U %S %e %M" -o "$work/time" "$binary" plan "$work/$sweep.yaml" |
+      /usr/bin/time -f "%U %S %e %M" -o "$work/time" "$binary" plan "$sweeps/${sweep}1e6.yaml" |
         grep -v "this process holds" >"$work/$which.out"
       read -r user sys wall kb <"$work/time"
       same=""

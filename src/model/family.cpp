@@ -64,6 +64,7 @@ Family::Family(FamilyParams params) : params_(std::move(params)) {
     listed_p_ = std::move(built.probs);
   }
   if (!listed_.empty()) alias_ = AliasTable(listed_p_);
+  for (const auto& t : listed_) max_listed_size_ = std::max(max_listed_size_, t.size());
 }
 
 double Family::num_types() const {
@@ -73,9 +74,7 @@ double Family::num_types() const {
 
 int Family::max_type_size() const {
   if (info_->max_type_size != nullptr) return info_->max_type_size(params_);
-  std::size_t m = 0;
-  for (const auto& t : listed_) m = std::max(m, t.size());
-  return static_cast<int>(m);
+  return static_cast<int>(max_listed_size_);
 }
 
 void Family::sample_other(Rng& rng, std::vector<int>& servers) const {

@@ -208,7 +208,8 @@ class Family {
   const FamilyInfo* info_ = nullptr;  // its registry entry
   std::vector<std::vector<int>> listed_;
   std::vector<double> listed_p_;
-  AliasTable alias_;  // over the listed types, for O(1) sampling
+  std::size_t max_listed_size_ = 0;  // of the listed types: estimates read it for every task
+  AliasTable alias_;                 // over the listed types, for O(1) sampling
   // complete: the number of ordered d-tuples of distinct servers, N (N-1) ... (N-d+1), if it
   // fits in 64 bits (one draw per sample), else 0 (Floyd's algorithm, d draws).
   std::uint64_t complete_tuples_ = 0;

@@ -46,6 +46,11 @@ struct Moments {
 // total_rate = N * lambda. Requires speeds.size() <= kMaxGeneralServers.
 Moments general_engine(const std::vector<model::JobType>& types, const std::vector<double>& speeds,
                        double total_rate, int qmax, bool per_type);
+// The same with the build's baseline vector instructions only (x86-64: SSE2), where
+// general_engine takes AVX2 if the CPU has it: for the tests, which require the same doubles.
+Moments general_engine_baseline_vectors(const std::vector<model::JobType>& types,
+                                        const std::vector<double>& speeds, double total_rate,
+                                        int qmax, bool per_type);
 
 // validate() and evaluate() with `general` in place of general_engine, which takes N up to
 // max_general_servers (the distributed engine of the exact_mpi layer runs it on every rank of a

@@ -8,6 +8,8 @@
 # with no lock or .partial left behind.
 # Usage: run_lock.sh QSWEEP_BINARY SOURCE_DIR   (QSWEEP_LOCK_SEED=N repeats a sequence of pairs)
 source "$(dirname "$0")/run_lib.bash" "$@"
+# shellcheck source=tests/integration/lock_pairs.bash
+source "$SOURCE_DIR/tests/integration/lock_pairs.bash"
 sweep=$SOURCE_DIR/tests/integration/run_kill.yaml
 RANDOM=${QSWEEP_LOCK_SEED:-$$}
 echo "pairs from QSWEEP_LOCK_SEED=${QSWEEP_LOCK_SEED:-$$}"
@@ -57,14 +59,6 @@ $CHECK same out.h5 reference.h5 --ignore-attempts
 [ ! -e out.h5.lock ] || fail "the resumed run left a lock file"
 
 # --- 20 pairs at random offsets ------------------------------------------------------------------
-flags_of() {  # a random mode: plain, --resume or --force
-  case $((RANDOM % 3)) in
-    0) echo "" ;;
-    1) echo "--resume" ;;
-    2) echo "--force" ;;
-  esac
-}
-refusals=0
 for pair in $(seq 1 20); do
   rm -f out.h5
   a_flags=$(flags_of)
@@ -79,24 +73,7 @@ for pair in $(seq 1 20); do
   "$QSWEEP" run "$sweep" -o out.h5 --quiet $b_flags 2>b.log || b_rc=$?
   a_rc=0
   wait "$a_pid" || a_rc=$?
-  for run in a b; do
-    rc_var=${run}_rc
-    rc=${!rc_var}
-    [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || { cat "$run.log"; fail "pair $pair: run $run exited with $rc"; }
-    if [ "$rc" -eq 2 ]; then
-      grep -qE "is being written by another run|already exists" "$run.log" ||
-        { cat "$run.log"; fail "pair $pair: run $run was refused without a reason"; }
-      if grep -q "is being written by another run" "$run.log"; then refusals=$((refusals + 1)); fi
-    fi
-  done
-  if [ -z "$a_flags" ] && [ -z "$b_flags" ]; then
-    [ $((a_rc + b_rc)) -eq 2 ] || fail "pair $pair: two plain runs exited with $a_rc and $b_rc (one must be refused)"
-  fi
-  [ $((a_rc * b_rc)) -eq 0 ] || fail "pair $pair: both runs were refused"
-  expect_exit 0 "$QSWEEP" verify out.h5 >/dev/null
-  expect_exit 0 "$QSWEEP" status out.h5 >/dev/null
-  $CHECK same out.h5 reference.h5 --ignore-attempts >/dev/null
-  [ ! -e out.h5.lock ] && [ ! -e out.h5.partial ] || fail "pair $pair left a lock or .partial file"
+  check_pair "$pair" "$a_rc" "$b_rc" "$a_flags" "$b_flags"
   echo "pair $pair: A '${a_flags:-plain}' -> $a_rc, B '${b_flags:-plain}' after ${offset_ms} ms -> $b_rc"
 done
 echo "$refusals of the refusals named a running holder"

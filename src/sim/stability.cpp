@@ -85,6 +85,16 @@ double inside_fraction(int u, int N, int k) {
   return r;
 }
 
+// Eq. (2) for the family `sets` of the sets the policy samples, on the system's servers.
+PolicyStability sets_check(std::string_view policy, const model::Family& sets,
+                           const model::System& system) {
+  const model::StabilityReport report = model::check_stability(sets, system.speeds, system.lambda);
+  if (report.ok) return {true, "", report.warning};
+  double capacity = 0.0;
+  for (int n : report.violating_set) capacity += system.speeds[idx(n)];
+  return overloaded(policy, report.violating_set, capacity - report.slack, capacity);
+}
+
 // power_of_d with 1 < d < the largest type: the job joins the shortest of d servers drawn from
 // S, i.e. JSQ on the family of those d-sets (type T with probability sum_S p_S / C(|S|, d)), which
 // is stable exactly under eq. (2) for that family (see jsq below).
@@ -96,12 +106,7 @@ PolicyStability sampled_sets_check(const model::System& system, int d) {
     // the sampled sets are the d-subsets, uniformly: the complete family with d (exact check)
     model::FamilyParams sampled = family.params();
     sampled.d = std::min(d, family.params().d);
-    const model::StabilityReport report =
-        model::check_stability(model::Family(sampled), system.speeds, system.lambda);
-    if (report.ok) return {true, "", report.warning};
-    double capacity = 0.0;
-    for (int n : report.violating_set) capacity += system.speeds[idx(n)];
-    return overloaded(policy, report.violating_set, capacity - report.slack, capacity);
+    return sets_check(policy, model::Family(sampled), system);
   }
   if (family.kind() == model::FamilyKind::singletons_full) {
     const double eps = family.params().eps;
@@ -140,12 +145,7 @@ PolicyStability sampled_sets_check(const model::System& system, int d) {
       derived.types.push_back(std::move(sampled));
     } while (std::prev_permutation(chosen.begin(), chosen.end()));
   }
-  const model::StabilityReport report =
-      model::check_stability(model::Family(derived), system.speeds, system.lambda);
-  if (report.ok) return {true, "", report.warning};
-  double capacity = 0.0;
-  for (int n : report.violating_set) capacity += system.speeds[idx(n)];
-  return overloaded(policy, report.violating_set, capacity - report.slack, capacity);
+  return sets_check(policy, model::Family(derived), system);
 }
 
 // The policy's own condition beyond eq. (2).

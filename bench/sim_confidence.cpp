@@ -19,7 +19,6 @@ void to_one_percent(benchmark::State& state, model::FamilyParams family, sim::Po
   options.warmup = -1.0;
   options.replications = 8;
   options.target_rel_half_width = 0.01;
-  options.max_replications = 10'000;
   sim::Result result;
   for (auto _ : state) result = sim::simulate(system, options, 2026, 1);
   state.counters["replications"] = result.replications;

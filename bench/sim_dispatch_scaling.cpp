@@ -145,7 +145,7 @@ void QsweepRun(benchmark::State& state, sim::Policy policy, int family_d, sim::K
   options.policy_d = 2;
   measure(state, N, [&](std::uint64_t replication, std::uint64_t& events) {
     const auto stats =
-        sim::run_replication(system, options, 1, 1, replication, {0.0, horizon_of(N), 0.0}, kernel);
+        sim::run_replication(system, options, 1, 1, replication, {0.0, horizon_of(N), 0}, kernel);
     events += stats.events;
     benchmark::DoNotOptimize(stats.mean_Q);
   });

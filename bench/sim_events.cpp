@@ -43,7 +43,7 @@ void run(benchmark::State& state, const model::System& system, sim::Policy polic
   std::uint64_t events = 0, replication = 0;
   for (auto _ : state) {
     const auto stats =
-        sim::run_replication(system, options, 1, 1, replication++, {0.0, horizon, 0.0});
+        sim::run_replication(system, options, 1, 1, replication++, {0.0, horizon, 0});
     events += stats.events;
     benchmark::DoNotOptimize(stats.mean_Q);
   }

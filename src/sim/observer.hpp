@@ -18,8 +18,10 @@ class Observer {
   // pooled: the servers are exchangeable and observed together (no per-server state): the kernel
   // reports jobs with add_job_pooled() and remove_job_pooled(), and finish() gives one E[R_n] and
   // one utilisation, the means over all servers, for every server.
+  // batches > 0: also record the series of batch statistics over the observation (horizon /
+  // batches each) and the windows that start at kTruncationBatches (ReplicationStats).
   Observer(const std::vector<double>& speeds, std::size_t num_types, int qmax, int occupancy_max,
-           double trace_window, bool pooled = false);
+           double horizon, int batches, bool pooled = false);
 
   // A job of `type` (-1: untracked) enters or leaves; `servers` are those whose count of jobs
   // (replicas) changes by one. Throws Error beyond kMaxJobsInSystem jobs.
@@ -44,6 +46,8 @@ class Observer {
     if (!observing_) return;
     sojourn_sum_ += sojourn;
     ++sojourn_count_;
+    batch_T_sum_ += sojourn;
+    batch_T_count_ += 1.0;
     if (type >= 0) count_type_sojourn(type, sojourn);
     histogram_.add(sojourn);
   }
@@ -53,7 +57,12 @@ class Observer {
   void record_erlang_sojourn(int type, int n, int phases) {
     if (!observing_) return;
     const auto c = speed_class_.empty() ? 0 : idx(speed_class_[idx(n)]);
-    if (type >= 0) count_type_sojourn(type, phases / class_speed_[c]);
+    const double mean = phases / class_speed_[c];
+    sojourn_sum_ += mean;
+    ++sojourn_count_;
+    batch_T_sum_ += mean;
+    batch_T_count_ += 1.0;
+    if (type >= 0) count_type_sojourn(type, mean);
     auto& weight = erlang_weight_[c];
     if (weight.size() <= idx(phases)) weight.resize(idx(phases) + 1, 0.0);
     weight[idx(phases)] += 1.0;
@@ -81,13 +90,23 @@ class Observer {
     sojourn_sum_type_[idx(type)] += sojourn;
     ++sojourn_count_type_[idx(type)];
   }
-  void close_trace_windows(double tau);
+  // Integrals (not means) of everything observed over [0, tau] of the observation, with the
+  // Erlang weights so far (their sojourn sums are already in the totals).
+  struct Totals {
+    double tau = 0.0;
+    ReplicationStats stats;
+    std::vector<std::vector<double>> erlang;
+  };
+  Totals totals(double tau) const;
+  // The means over the window between two totals (begin: nullptr for the start).
+  ReplicationStats window(const Totals& end, const Totals* begin) const;
+  void close_batches(double tau);
 
   // Returns delta x the time of the change (0 in the warm-up).
   double change(double t, int type, const int* servers, std::size_t count, int delta) {
     const double tau = observing_ ? t - start_ : 0.0;  // 0 in the warm-up: nothing is summed
     observed_events_ += observing_ ? 1U : 0U;
-    if (tracing_) close_trace_windows(tau);
+    if (tau >= batch_end_) close_batches(tau);
     const double delta_tau = delta * tau;
     const int q = Q_.count;
     Q_.change(delta, delta_tau);
@@ -139,10 +158,15 @@ class Observer {
   std::vector<int> speed_class_;
   std::vector<double> class_speed_;
   std::vector<std::vector<double>> erlang_weight_;
-  bool tracing_;  // window means of Q wanted (trace_window > 0)
-  double trace_window_, trace_end_ = std::numeric_limits<double>::infinity();
-  double trace_area_ = 0.0;  // integral of Q up to the end of the last closed window
-  std::vector<double> trace_;
+  // The batch series (batches_ > 0): per closed batch the mean of Q and the sum and number of
+  // the sojourn times recorded in it; totals at the starts of the truncated windows.
+  int batches_;
+  double batch_width_;
+  double batch_end_ = std::numeric_limits<double>::infinity();  // of the open batch
+  double batch_area_ = 0.0;  // integral of Q up to the end of the last closed batch
+  double batch_T_sum_ = 0.0, batch_T_count_ = 0.0;  // of the open batch
+  std::vector<double> series_Q_, series_T_sum_, series_T_count_;
+  std::vector<Totals> truncation_totals_;
 };
 
 }  // namespace qsweep::sim

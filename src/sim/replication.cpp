@@ -90,9 +90,9 @@ void SojournHistogram::add_erlang(double rate, const std::vector<double>& weight
   total_ += total;
 }
 
-void SojournHistogram::merge(const SojournHistogram& other) {
-  for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
-  total_ += other.total_;
+void SojournHistogram::merge(const SojournHistogram& other, double weight) {
+  for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += weight * other.counts_[i];
+  total_ += weight * other.total_;
 }
 
 double SojournHistogram::quantile(double p) const {
@@ -129,7 +129,7 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
   Rng rng(seed, task_id, replication);
   const JobTypes types(system.family);
   Observer observer(system.speeds, types.tracked().size(), options.qmax, options.occupancy_max,
-                    plan.trace_window, pooled);
+                    plan.horizon, plan.batches, pooled);
   const KernelContext context{system, options, types, rng, observer};
   std::uint64_t events = 0;
   if (pooled) {
@@ -141,9 +141,14 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
   }
   ReplicationStats stats = observer.finish(plan.warmup + plan.horizon);
   // Exchangeable types too (every d-subset equally likely): E[Q_t] = p_t E[Q].
-  if (pooled)
-    for (std::size_t t = 0; t < stats.mean_Q_type.size(); ++t)
-      stats.mean_Q_type[t] = types.tracked()[t].p * stats.mean_Q;
+  const auto pool_types = [&](ReplicationStats& s) {
+    for (std::size_t t = 0; t < s.mean_Q_type.size(); ++t)
+      s.mean_Q_type[t] = types.tracked()[t].p * s.mean_Q;
+  };
+  if (pooled) {
+    pool_types(stats);
+    for (ReplicationStats& window : stats.truncated) pool_types(window);
+  }
   stats.events = events;
   return stats;
 }

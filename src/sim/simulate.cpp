@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/math/distributions/fisher_f.hpp>
+#include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
@@ -20,9 +22,17 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kMaxReplications = 1'000'000;
+constexpr double kMaxEvents = 1e18;
 constexpr int kMaxDistributionLength = 1'000'000;
-// Warm-up detection: the pilot run's Q is averaged over this many windows for MSER-5.
-constexpr int kPilotWindows = 1000;
+// Replicated batch means: the observation after truncation is cut into this many batch means per
+// replication (docs/sim.md, "Output analysis").
+constexpr int kBatchMeans = 32;
+// Diagnostics (docs/sim.md, "Output analysis"): the one-sided level of the von Neumann test of
+// the batch means' lag-1 correlation, the level of the F test of the replications' means against
+// the within-run variance, and the batch length against the integrated autocorrelation time.
+constexpr double kCorrelationLevel = 0.05;
+constexpr double kDisagreementLevel = 0.01;
+constexpr double kBatchesPerCorrelationTime = 10.0;
 
 void validate_service(const Service& s) {
   const bool finite_cv2 = std::isfinite(s.cv2);
@@ -108,6 +118,89 @@ double student_t(int replications, double two_sided_level) {
   return boost::math::quantile(t, 0.5 + two_sided_level / 2.0);
 }
 
+// Sums of the products of two linear forms x_a - theta x_b and y_a - theta y_b over pairs, as a
+// quadratic in theta (the residuals of a ratio estimator, whose theta is known only at the end).
+struct Quadratic {
+  double aa = 0.0, ab = 0.0, bb = 0.0;
+  void add(double xa, double xb, double ya, double yb) {
+    aa += xa * ya;
+    ab += (xa * yb + xb * ya) / 2.0;
+    bb += xb * yb;
+  }
+  double at(double theta) const { return aa - 2.0 * theta * ab + theta * theta * bb; }
+};
+
+// What the batch means of one estimate say (docs/sim.md, "Output analysis").
+struct BatchDiagnosis {
+  double estimate = kNaN, hw = kNaN;
+  double within_variance = kNaN;  // of one batch mean, pooled within replications
+  bool correlated = false, disagree = false;
+};
+
+// Replicated batch means (Argon and Andradottir 2006) of a ratio sum(a) / sum(b) over the batches
+// of all replications (b = 1: a time average); the interval from the residuals a - theta b of all
+// R m batch means (delta method), the von Neumann test of their lag-1 correlation within the
+// replications, and the F test of the replications' own means against the within-run variance.
+class RatioBatchMeans {
+ public:
+  // m batch pairs of one replication.
+  void add(const std::vector<double>& a, const std::vector<double>& b) {
+    const auto m = static_cast<double>(a.size());
+    m_ = a.size();
+    ++replications_;
+    double mean_a = 0.0, mean_b = 0.0;
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      mean_a += a[j] / m;
+      mean_b += b[j] / m;
+      total_.add(a[j], b[j], a[j], b[j]);
+    }
+    sum_a_ += mean_a * m;
+    sum_b_ += mean_b * m;
+    between_.add(mean_a, mean_b, mean_a, mean_b);
+    const auto da = [&](std::size_t j) { return a[j] - mean_a; };
+    const auto db = [&](std::size_t j) { return b[j] - mean_b; };
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      within_.add(da(j), db(j), da(j), db(j));
+      if (j + 1 < a.size()) lag_.add(da(j), db(j), da(j + 1), db(j + 1));
+    }
+    ends_.add(da(0), db(0), da(0), db(0));
+    ends_.add(da(m_ - 1), db(m_ - 1), da(m_ - 1), db(m_ - 1));
+  }
+
+  BatchDiagnosis diagnose() const {
+    BatchDiagnosis d;
+    const double R = replications_, m = static_cast<double>(m_), n = R * m;
+    if (!(sum_b_ > 0.0) || R < 2.0) return d;
+    const double theta = sum_a_ / sum_b_;
+    d.estimate = theta;
+    // The residuals have mean 0: their variance around it over all R m batch means.
+    const double variance = std::max(total_.at(theta), 0.0) / (n - 1.0);
+    const double mean_b = sum_b_ / n;
+    const boost::math::students_t_distribution<double> t(n - 1.0);
+    d.hw = boost::math::quantile(t, 0.975) * std::sqrt(variance / n) / mean_b;
+    const double within = within_.at(theta);
+    d.within_variance = within / (R * (m - 1.0)) / (mean_b * mean_b);
+    if (!(within > 0.0)) return d;
+    // Von Neumann's ratio: 1 - sum (e_j - e_j+1)^2 / (2 sum (e_j - mean)^2), pooled over the
+    // replications; without correlation about N(0, (m - 2) / ((m^2 - 1) R)).
+    const double c = (ends_.at(theta) / 2.0 + lag_.at(theta)) / within;
+    const double sd = std::sqrt((m - 2.0) / ((m * m - 1.0) * R));
+    const boost::math::normal_distribution<double> normal;
+    d.correlated = c / sd > boost::math::quantile(normal, 1.0 - kCorrelationLevel);
+    // Between replications, m times the variance of their means, against within.
+    const double between = m * std::max(between_.at(theta), 0.0) / (R - 1.0);
+    const boost::math::fisher_f_distribution<double> f(R - 1.0, R * (m - 1.0));
+    d.disagree =
+        between / (within / (R * (m - 1.0))) > boost::math::quantile(f, 1.0 - kDisagreementLevel);
+    return d;
+  }
+
+ private:
+  std::size_t m_ = 0;
+  double replications_ = 0.0, sum_a_ = 0.0, sum_b_ = 0.0;
+  Quadratic total_, between_, within_, lag_, ends_;
+};
+
 // Everything the replications contribute to the Result.
 class Estimates {
  public:
@@ -130,8 +223,6 @@ class Estimates {
     if (s.observed_events == 0) ++quiet_replications_;
     ++replications_;
   }
-
-  double relative_ET_hw() const { return T_.ratio_hw(student_t(replications_, 0.95)) / T_.ratio(); }
 
   // N: the number of servers (pooled replications give one E[R_n] and utilisation for all).
   Result result(int N) const {
@@ -188,6 +279,86 @@ class Estimates {
   bool pooled_servers_ = false;
 };
 
+// The batch means of one window of a replication: the series from batch `first` on, summed in
+// kBatchMeans equal groups (divided by the group's size if `mean`).
+std::vector<double> group(const std::vector<double>& series, std::size_t first, bool mean) {
+  const std::size_t size = (series.size() - first) / kBatchMeans;
+  std::vector<double> groups(kBatchMeans, 0.0);
+  for (std::size_t j = 0; j < groups.size(); ++j) {
+    for (std::size_t i = 0; i < size; ++i) groups[j] += series[first + j * size + i];
+    if (mean) groups[j] /= static_cast<double>(size);
+  }
+  return groups;
+}
+
+constexpr std::size_t kWindows = kTruncationBatches.size();
+
+// Every replication run once over [warmup, warmup + horizon] with the series of batch statistics,
+// and the estimates for each window that a truncation may keep.
+class Round {
+ public:
+  Round(const model::System& system, const Options& options, std::uint64_t seed,
+        std::uint64_t task_id, double horizon, Kernel kernel)
+      : horizon_(horizon), ensemble_Q_(kSeriesBatches, 0.0) {
+    const ReplicationPlan plan{std::max(options.warmup, 0.0), horizon, kSeriesBatches};
+    const std::vector<double> ones(kBatchMeans, 1.0);
+    for (int r = 0; r < options.replications; ++r) {
+      const ReplicationStats stats = run_replication(system, options, seed, task_id,
+                                                     static_cast<std::uint64_t>(r), plan, kernel);
+      events += stats.events;
+      for (std::size_t i = 0; i < ensemble_Q_.size(); ++i) ensemble_Q_[i] += stats.batch_Q[i];
+      for (std::size_t k = 0; k < kWindows; ++k) {
+        const auto first = static_cast<std::size_t>(kTruncationBatches[k]);
+        estimates_[k].add(k == 0 ? stats : stats.truncated[k - 1]);
+        Q_[k].add(group(stats.batch_Q, first, true), ones);
+        T_[k].add(group(stats.batch_T_sum, first, false), group(stats.batch_T_count, first, false));
+      }
+    }
+  }
+
+  // The estimates after the truncation MSER-5 finds on the mean series of the replications,
+  // rounded up to the next window's start, with the flags of its diagnostics.
+  Result result(const model::System& system, const Options& options) const {
+    const double batch = horizon_ / kSeriesBatches;
+    const double cut = mser5_warmup(ensemble_Q_, batch);
+    std::size_t k = 0;
+    while (kTruncationBatches[k] * batch < cut) ++k;
+    const double kept = horizon_ - kTruncationBatches[k] * batch;
+    Result r = estimates_[k].result(system.N());
+    const BatchDiagnosis Q = Q_[k].diagnose(), T = T_[k].diagnose();
+    r.EQ = Q.estimate;
+    r.EQ_hw = Q.hw;
+    r.ET = T.estimate;
+    r.ET_hw = T.hw;
+    // The truncation may take half the run: at that cap the transient may not be over.
+    if (cut >= mser5_max_warmup(kSeriesBatches, batch)) r.flags |= flag_warmup_not_over;
+    if (Q.correlated || T.correlated) r.flags |= flag_correlated;
+    if (Q.disagree || T.disagree) r.flags |= flag_replications_disagree;
+    // Integrated autocorrelation time of Q: (batch length) x (variance of a batch mean) /
+    // (2 Var[Q]); a batch shorter than kBatchesPerCorrelationTime of it is too short.
+    r.correlation_time = kept / kBatchMeans * Q.within_variance / (2.0 * r.VarQ);
+    if (r.correlation_time * kBatchesPerCorrelationTime > kept / kBatchMeans)
+      r.flags |= flag_short_run;
+    const JobTypes types(system.family);
+    for (const model::JobType& type : types.tracked()) {
+      r.type_servers.push_back(type.servers);
+      r.type_p.push_back(type.p);
+    }
+    r.warmup = std::max(options.warmup, 0.0) + (horizon_ - kept);
+    r.warmup_detected = options.warmup < 0.0;
+    r.horizon = kept;
+    return r;
+  }
+
+  std::uint64_t events = 0;
+
+ private:
+  double horizon_;
+  std::vector<double> ensemble_Q_;  // sum over the replications of the batch means of Q
+  std::array<Estimates, kWindows> estimates_;
+  std::array<RatioBatchMeans, kWindows> Q_, T_;
+};
+
 // Warning thresholds (docs/sim.md, "Warnings").
 // A stable system leaves every server idle a fraction 1 - load > 0 of the time. Within 1e-6 of
 // saturation an M/M/1 relaxes over about 4 / (1 - load)^2 = 4e12 time units: no run reaches its
@@ -196,6 +367,13 @@ constexpr double kSaturatedIdleFraction = 1e-6;
 // With R replications a half-width rests on R - 1 degrees of freedom: below 4 its own relative
 // error, about 1 / sqrt(2 (R - 1)), exceeds 35% and t_{0.975} exceeds 2.78 (1.96 for many).
 constexpr int kMinReplications = 5;
+
+std::vector<std::size_t> saturated_servers(const Result& r) {
+  std::vector<std::size_t> saturated;
+  for (std::size_t n = 0; n < r.utilisation.size(); ++n)
+    if (r.utilisation[n] >= 1.0 - kSaturatedIdleFraction) saturated.push_back(n);
+  return saturated;
+}
 
 // Every estimate (not the description of the run) becomes NaN: nothing was observed.
 void set_estimates_nan(Result& r) {
@@ -209,20 +387,20 @@ void set_estimates_nan(Result& r) {
     v->fill(kNaN);
 }
 
-// The warnings of a finished simulation, the most serious first; sets the estimates to NaN when
-// no replication observed anything.
+// The warnings of a finished simulation, the most serious first, with the flags they raise; sets
+// the estimates to NaN when no replication observed anything.
 std::string warnings(Result& r, const Options& o) {
   std::vector<std::string> w;
   if (r.quiet_replications == r.replications) {
     set_estimates_nan(r);
+    r.flags |= flag_few_observations;
     w.push_back(fmt::format(
         "no event after warm-up in any of {} replications (horizon {:.3g}): estimates are NaN",
         r.replications, r.horizon));
   }
-  std::vector<std::size_t> saturated;
-  for (std::size_t n = 0; n < r.utilisation.size(); ++n)
-    if (r.utilisation[n] >= 1.0 - kSaturatedIdleFraction) saturated.push_back(n);
+  const std::vector<std::size_t> saturated = saturated_servers(r);
   if (!saturated.empty()) {
+    r.flags |= flag_saturated;
     const double idle = 1.0 - r.utilisation[saturated[0]];
     w.push_back(fmt::format(
         "server {} {}{}: unstable, or too close to it for steady state", saturated[0] + 1,
@@ -231,25 +409,43 @@ std::string warnings(Result& r, const Options& o) {
         saturated.size() > 1 ? fmt::format(" ({} servers saturated)", saturated.size())
                              : std::string()));
   }
-  if (r.warmup_detected && r.warmup_cap > 0.0 && r.warmup >= r.warmup_cap)
+  if (r.flags & flag_warmup_not_over)
     w.push_back(fmt::format(
-        "warm-up reached its cap ({:.3g}, half the pilot): the run may not be in steady state",
-        r.warmup));
-  if (r.quiet_replications > 0 && r.quiet_replications < r.replications)
+        "warm-up not over: MSER-5 truncates half of the {:.3g} time units of the last run",
+        2.0 * r.horizon));
+  if (r.flags & flag_short_run)
+    w.push_back(fmt::format(
+        "run short against the correlation time: batch means of {:.3g} time units, integrated "
+        "autocorrelation time of Q about {:.3g}",
+        r.horizon / kBatchMeans, r.correlation_time));
+  if (r.flags & flag_correlated)
+    w.push_back("batch means still correlated (von Neumann test): intervals too narrow");
+  if (r.flags & flag_replications_disagree)
+    w.push_back("replications disagree beyond their within-run noise (F test)");
+  if (r.quiet_replications > 0 && r.quiet_replications < r.replications) {
+    r.flags |= flag_few_observations;
     w.push_back(fmt::format(
         "{} of {} replications saw no event after warm-up: horizon too short for the intervals",
         r.quiet_replications, r.replications));
-  if (r.quiet_replications < r.replications && std::isnan(r.ET))
+  }
+  if (r.quiet_replications < r.replications && std::isnan(r.ET)) {
+    r.flags |= flag_few_observations;
     w.push_back("no job completed after warm-up: ET is NaN");
+  }
   const double relative_hw = r.ET_hw / r.ET;
-  if (o.target_rel_half_width > 0.0 && !(relative_hw <= o.target_rel_half_width))
-    w.push_back(
-        fmt::format("target_rel_half_width {:.3g} not reached: {:.3g} after {} replications "
-                    "(max_replications)",
-                    o.target_rel_half_width, relative_hw, r.replications));
+  const bool imprecise = o.target_rel_half_width > 0.0 && !(relative_hw <= o.target_rel_half_width);
+  if (r.flags & flag_budget_spent)
+    w.push_back(fmt::format("max_events {:.3g} spent before {}: {:.3g} events, horizon {:.3g}",
+                            o.max_events,
+                            (r.flags & ~flag_budget_spent) != 0 ? "a valid interval" : "the target",
+                            static_cast<double>(r.events), r.horizon + r.warmup));
+  if (imprecise)
+    w.push_back(fmt::format("target_rel_half_width {:.3g} not reached: {:.3g}",
+                            o.target_rel_half_width, relative_hw));
   if (r.replications < kMinReplications)
     w.push_back(
-        fmt::format("only {} replications: half-widths rest on {} degrees of freedom (t = {:.3g})",
+        fmt::format("only {} replications: half-widths other than EQ and ET rest on {} degrees of "
+                    "freedom (t = {:.3g})",
                     r.replications, r.replications - 1, student_t(r.replications, 0.95)));
   std::string text;
   for (const std::string& sentence : w) text += (text.empty() ? "" : "; ") + sentence;
@@ -294,9 +490,9 @@ void validate(const Options& o) {
         fmt::format("replications = {}; expected 2..{} (a confidence interval needs "
                     "at least 2)",
                     o.replications, kMaxReplications));
-  if (o.max_replications < o.replications || o.max_replications > kMaxReplications)
-    throw InputError(fmt::format("max_replications = {}; expected replications ({})..{}",
-                                 o.max_replications, o.replications, kMaxReplications));
+  if (!(o.max_events > 0.0 && o.max_events <= kMaxEvents))
+    throw InputError(fmt::format("max_events = {}; expected a number of events in 1..{:g}",
+                                 o.max_events, kMaxEvents));
   if (!(std::isfinite(o.target_rel_half_width) && o.target_rel_half_width >= 0.0))
     throw InputError(
         fmt::format("target_rel_half_width = {}; expected a finite value >= 0 "
@@ -319,40 +515,31 @@ void validate(const Options& o) {
 Result simulate(const model::System& system, const Options& options, std::uint64_t seed,
                 std::uint64_t task_id, Kernel kernel) {
   validate(options);
-  Estimates estimates;
-  double warmup = options.warmup;
-  double warmup_cap = 0.0;
-  std::uint64_t pilot_events = 0;
-  if (warmup < 0.0) {
-    const double window = options.horizon / kPilotWindows;
-    const ReplicationStats pilot = run_replication(
-        system, options, seed, task_id, kPilotReplication, {0.0, options.horizon, window}, kernel);
-    warmup = mser5_warmup(pilot.trace, window);
-    warmup_cap = mser5_max_warmup(pilot.trace.size(), window);
-    pilot_events = pilot.events;
+  // Sequential length: each round runs every replication from empty over twice the previous
+  // length, on the same streams (docs/sim.md, "Output analysis").
+  double horizon = options.horizon;
+  std::uint64_t events = 0;
+  for (;;) {
+    const Round round(system, options, seed, task_id, horizon, kernel);
+    events += round.events;
+    Result result = round.result(system, options);
+    const double relative_hw = result.ET_hw / result.ET;
+    const bool precise =
+        options.target_rel_half_width <= 0.0 || relative_hw <= options.target_rel_half_width;
+    const bool done = result.flags == 0 && precise;
+    // The next round costs about twice this one.
+    const bool affordable =
+        static_cast<double>(events) + 2.0 * static_cast<double>(round.events) <= options.max_events;
+    // A saturated server (unstable, or as good as) gets no better with a longer run.
+    if (!done && affordable && saturated_servers(result).empty()) {
+      horizon *= 2.0;
+      continue;
+    }
+    if (!done && !affordable) result.flags |= flag_budget_spent;
+    result.events = events;
+    result.warning = warnings(result, options);
+    return result;
   }
-  const ReplicationPlan plan{warmup, options.horizon, 0.0};
-  for (int r = 0;; ++r) {
-    if (r >= options.replications &&
-        (options.target_rel_half_width <= 0.0 || r >= options.max_replications ||
-         estimates.relative_ET_hw() <= options.target_rel_half_width))
-      break;
-    estimates.add(run_replication(system, options, seed, task_id, static_cast<std::uint64_t>(r),
-                                  plan, kernel));
-  }
-  Result result = estimates.result(system.N());
-  const JobTypes types(system.family);
-  for (const model::JobType& type : types.tracked()) {
-    result.type_servers.push_back(type.servers);
-    result.type_p.push_back(type.p);
-  }
-  result.warmup = warmup;
-  result.warmup_detected = options.warmup < 0.0;
-  result.warmup_cap = warmup_cap;
-  result.horizon = options.horizon;
-  result.events += pilot_events;
-  result.warning = warnings(result, options);
-  return result;
 }
 
 }  // namespace qsweep::sim

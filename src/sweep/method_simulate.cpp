@@ -17,16 +17,10 @@ namespace {
 const sim::Options& options_of(const Task& t) { return t.as<SimulateTask>().options; }
 sim::Options& options_of(Task& t) { return t.as<SimulateTask>().options; }
 
-// 2 for dispatching on complete, which the pooled kernel may run (docs/sim.md "Pooled
-// dispatching"; a superset of where it applies, decided without building the family): its
-// numbers differ from those of the general kernel before it.
-int numbers_version(const Task& t) {
-  const sim::Policy policy = options_of(t).policy;
-  const bool dispatching =
-      policy != sim::Policy::redundancy_coc && policy != sim::Policy::redundancy_cos;
-  return dispatching && t.as<SimulateTask>().system.family.kind == model::FamilyKind::complete ? 2
-                                                                                               : 1;
-}
+// 3 for every task: the output analysis (docs/sim.md, "Output analysis") gives other numbers
+// than the pilot and replications before it. (2 was dispatching on complete, which the pooled
+// kernel may run.)
+int numbers_version(const Task& /*t*/) { return 3; }
 
 // ---- keys --------------------------------------------------------------------------------------
 
@@ -132,35 +126,36 @@ std::vector<KeySpec> keys() {
        .apply = [](Draft& d, const Value& v) { options_of(d.task).longest_idle = boolean(v); }});
   k.push_back({.name = "horizon",
                .kind = Kind::real,
-               .help = "simulated time per replication after warm-up (default 1e5)",
+               .help = "simulated time per replication after warm-up in the first round, doubled "
+                       "in each further round (default 1e5)",
                .bounds = above(0),
                .apply = [](Draft& d, const Value& v) { options_of(d.task).horizon = real(v); }});
   k.push_back({.name = "warmup",
                .kind = Kind::real,
-               .help = "simulated time discarded first (default: detected by MSER-5)",
+               .help = "simulated time discarded first (default 0; MSER-5 detects the warm-up "
+                       "after it)",
                .bounds = at_least(0),
                .apply = [](Draft& d, const Value& v) { options_of(d.task).warmup = real(v); }});
   k.push_back(
       {.name = "replications",
        .kind = Kind::integer,
-       .help = "independent replications, the confidence intervals come from them (default 8)",
+       .help = "independent replications, each from empty (default 8)",
        .bounds = between(2, 1'000'000, false, false),
        .apply = [](Draft& d, const Value& v) { options_of(d.task).replications = small_int(v); }});
-  k.push_back(
-      {.name = "target_rel_half_width",
-       .kind = Kind::real,
-       .help = "add replications until E[T]'s relative half-width is below this (default 0: off)",
-       .bounds = at_least(0),
-       .apply = [](Draft& d, const Value& v) {
-         options_of(d.task).target_rel_half_width = real(v);
-       }});
-  k.push_back({.name = "max_replications",
-               .kind = Kind::integer,
-               .help = "cap on replications with target_rel_half_width (default 256)",
-               .bounds = between(2, 1'000'000, false, false),
+  k.push_back({.name = "target_rel_half_width",
+               .kind = Kind::real,
+               .help =
+                   "double the horizon until E[T]'s relative half-width is below this (default 0: "
+                   "off)",
+               .bounds = at_least(0),
                .apply = [](Draft& d, const Value& v) {
-                 options_of(d.task).max_replications = small_int(v);
+                 options_of(d.task).target_rel_half_width = real(v);
                }});
+  k.push_back({.name = "max_events",
+               .kind = Kind::real,
+               .help = "budget of arrivals and departures over all rounds (default 1e9)",
+               .bounds = between(1, 1e18, false, false),
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).max_events = real(v); }});
   k.push_back(
       {.name = "occupancy_max",
        .kind = Kind::integer,
@@ -179,14 +174,16 @@ constexpr double kSecondsPerEvent = 1.6e-7;  // one simulated arrival or departu
 
 CostEstimate simulate_cost(const Task& task, const model::System& system) {
   const auto& o = options_of(task);
-  // A detected warm-up costs a pilot run and discards about a tenth of the horizon.
-  const double warmup = o.warmup >= 0.0 ? o.warmup : 0.2 * o.horizon;
-  const double replications = o.target_rel_half_width > 0.0 ? o.max_replications : o.replications;
+  // The first round of the output analysis; a round that fails a diagnostic or the target is
+  // followed by one of twice its length, up to max_events in all (not foreseeable here).
+  const double warmup = std::max(o.warmup, 0.0);
+  const double replications = o.replications;
   const double arrivals = system.total_arrival_rate();  // a sum over the servers: once
   const double events = 2.0 * arrivals * (o.horizon + warmup) * replications;
   return {events * kSecondsPerEvent,
-          formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications)", events,
-                  arrivals, o.horizon + warmup, replications),
+          formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications; more "
+                  "rounds up to max_events {:g})",
+                  events, arrivals, o.horizon + warmup, replications, o.max_events),
           {}};
 }
 
@@ -376,9 +373,8 @@ std::vector<Column> columns() {
   c.push_back(parameter("target_rel_half_width", "target relative half-width of E[T] (0: none)", "",
                         ColumnType::f64,
                         [](const Task& t) { return options_of(t).target_rel_half_width; }));
-  c.push_back(
-      parameter("max_replications", "cap on replications with a target", "", ColumnType::i64,
-                [](const Task& t) { return std::int64_t{options_of(t).max_replications}; }));
+  c.push_back(parameter("max_events", "budget of arrivals and departures", "", ColumnType::f64,
+                        [](const Task& t) { return options_of(t).max_events; }));
   c.push_back(parameter("qmax", "P(Q = q) is estimated for q = 0..qmax", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{options_of(t).qmax}; }));
   c.push_back(parameter("occupancy_max", "occupancy x_i is estimated for i = 1..occupancy_max", "",
@@ -442,6 +438,12 @@ std::vector<Column> columns() {
   c.push_back(
       result_f64<R>("hw99_factor", "99% half-width = 95% half-width x this", "", &R::hw99_factor));
   c.push_back(result_i64<R>("events", "arrivals and departures simulated", &R::events));
+  c.push_back(result_i64<R>("flags",
+                            "failed diagnostics of the intervals, a bit each (0: trusted; "
+                            "docs/results-layout.md)",
+                            &R::flags));
+  c.push_back(result_f64<R>("correlation_time", "integrated autocorrelation time of Q (estimate)",
+                            "time", &R::correlation_time));
   c.push_back({{"events_per_second", "simulated events per wall-clock second", "1/s",
                 ColumnType::f64, false, kMaxStringLength, true},
                [](const Task&, const TaskOutcome& o) -> CellValue {

@@ -19,7 +19,7 @@ inline sim::Result simulate_complete2(sim::Policy policy, int N, double events, 
   sim::Options o;
   o.policy = policy;
   o.replications = 8;
-  o.max_replications = 8;
+  o.max_events = 1;  // one round: the events asked for
   o.warmup = 50.0;
   o.horizon = events / 8.0 / (2.0 * 0.9 * N);  // events (arrivals, departures) at rate 2 N lambda
   o.occupancy_max = occupancy_max;

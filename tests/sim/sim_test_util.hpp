@@ -31,7 +31,7 @@ inline Options options(Policy policy, double horizon, double warmup, int replica
   o.horizon = horizon;
   o.warmup = warmup;
   o.replications = replications;
-  o.max_replications = std::max(o.max_replications, replications);
+  o.max_events = 1;  // one round of the output analysis: the run asked for, flagged or not
   o.service.kind = service;
   return o;
 }

@@ -174,7 +174,7 @@ TEST(ClosedForms, RedundancyToAllServersIsMM1WithTotalRate) {
     const int R = 16;
     for (int rep = 0; rep < R; ++rep) {
       const auto s = run_replication(system, options(Policy::redundancy_coc, 1e4, 0, R), kSeed, 6,
-                                     static_cast<std::uint64_t>(rep), {200.0, 1e4, 0.0}, kernel);
+                                     static_cast<std::uint64_t>(rep), {200.0, 1e4, 0}, kernel);
       sum += s.mean_Q;
       sum_sq += s.mean_Q * s.mean_Q;
     }

@@ -46,7 +46,7 @@ TEST(PooledKernel, SelectedOnlyWhereItApplies) {
   redundancy.policy = Policy::redundancy_coc;
   EXPECT_EQ(resolve_kernel(pairs, redundancy), Kernel::markov);
   // Asked for where it does not apply: a clear error.
-  const auto plan = ReplicationPlan{0.0, 1.0, 0.0};
+  const auto plan = ReplicationPlan{0.0, 1.0, 0};
   EXPECT_THROW(run_replication(unequal, o, 1, 1, 0, plan, Kernel::pooled), InputError);
   EXPECT_THROW(run_replication(pairs, deterministic, 1, 1, 0, plan, Kernel::pooled), InputError);
 }

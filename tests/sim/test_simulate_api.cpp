@@ -51,8 +51,8 @@ TEST(SimulateApi, InvalidOptionsAreInputErrorsNamingTheOption) {
   o.replications = 1;
   expect_input_error(o, "replications");
   o = Options{};
-  o.max_replications = 4;
-  expect_input_error(o, "max_replications");
+  o.max_events = 0.0;
+  expect_input_error(o, "max_events");
   o = Options{};
   o.target_rel_half_width = -0.1;
   expect_input_error(o, "target_rel_half_width");
@@ -105,7 +105,7 @@ TEST(SimulateApi, ReplicationsAreIndependent) {
   const auto o = testing::options(Policy::redundancy_coc, 500.0, 0.0, 2);
   std::vector<double> x;
   for (std::uint64_t r = 0; r < 64; ++r)
-    x.push_back(run_replication(system, o, 11, 2, r, {50.0, 500.0, 0.0}).mean_Q);
+    x.push_back(run_replication(system, o, 11, 2, r, {50.0, 500.0, 0}).mean_Q);
   double mean = 0.0;
   for (double v : x) mean += v / 64.0;
   double cov = 0.0, var = 0.0;
@@ -117,20 +117,23 @@ TEST(SimulateApi, ReplicationsAreIndependent) {
   EXPECT_GT(var, 0.0);
 }
 
-// The pilot run detects a warm-up (reported), and the events count includes the pilot.
+// The warm-up is detected on the replications themselves (reported; no pilot run), and a given
+// one is discarded before it; the kept time is the run minus the truncation, a window start.
 TEST(SimulateApi, WarmupIsDetectedAndReported) {
   const auto system = ring(4, 0.9);
   const Result detected = simulate(system, testing::options(Policy::jsq, 5000.0, -1.0, 3), 1, 1);
   EXPECT_TRUE(detected.warmup_detected);
   EXPECT_GE(detected.warmup, 0.0);
-  EXPECT_LE(detected.warmup, 2500.0);  // MSER-5 truncates at most half the pilot
+  EXPECT_LE(detected.warmup, 2500.0);  // MSER-5 truncates at most half the run
+  EXPECT_DOUBLE_EQ(detected.warmup + detected.horizon, 5000.0);
   const Result given = simulate(system, testing::options(Policy::jsq, 5000.0, 123.0, 3), 1, 1);
   EXPECT_FALSE(given.warmup_detected);
-  EXPECT_EQ(given.warmup, 123.0);
-  EXPECT_EQ(given.horizon, 5000.0);
+  EXPECT_GE(given.warmup, 123.0);
+  EXPECT_DOUBLE_EQ(given.warmup + given.horizon, 5123.0);
   EXPECT_EQ(given.replications, 3);
-  // Same replications, plus a pilot of the same horizon: about 4/3 of the events.
-  EXPECT_GT(detected.events, given.events * 5 / 4);
+  // The same replications, the given one 123 time units longer: no pilot.
+  EXPECT_GT(given.events, detected.events);
+  EXPECT_LT(given.events, detected.events * 21 / 20);
 }
 
 // Warm-up detection from an empty start wastes little when there is no transient to speak of and
@@ -175,25 +178,42 @@ TEST(SimulateApi, WarmupIsShortWithoutTransientAndCoversATransient) {
   }
 }
 
-// A target relative half-width on E[T] adds replications until it is met (or the cap).
-TEST(SimulateApi, TargetHalfWidthAddsReplications) {
+// A target relative half-width on E[T] doubles the horizon until it is met, within max_events;
+// each round reruns the replications on the same streams, so the result depends only on the
+// final horizon.
+TEST(SimulateApi, TargetHalfWidthDoublesTheHorizon) {
   const auto system = ring(4, 0.7);
   auto o = testing::options(Policy::redundancy_coc, 1000.0, 50.0, 3);
   o.target_rel_half_width = 0.02;
-  o.max_replications = 200;
+  o.max_events = 1e9;
   const Result r = simulate(system, o, 1, 1);
-  EXPECT_GT(r.replications, 3);
+  EXPECT_EQ(r.replications, 3);
   EXPECT_LE(r.ET_hw / r.ET, 0.02);
-  EXPECT_LT(r.replications, 200);
-  o.max_replications = 5;
-  EXPECT_EQ(simulate(system, o, 1, 1).replications, 5);
+  EXPECT_EQ(r.flags, 0U) << r.warning;
+  const double horizon = r.horizon + r.warmup - 50.0;  // the last round's horizon
+  EXPECT_GT(horizon, 1000.0);
+  EXPECT_EQ(std::exp2(std::round(std::log2(horizon / 1000.0))), horizon / 1000.0);
+  // The same result from that horizon in one round; its events are those of the last round.
+  auto last = o;
+  last.horizon = horizon;
+  last.target_rel_half_width = 0.0;
+  const Result direct = simulate(system, last, 1, 1);
+  EXPECT_EQ(direct.ET, r.ET);
+  EXPECT_EQ(direct.ET_hw, r.ET_hw);
+  EXPECT_LT(direct.events, r.events);
+  EXPECT_LE(r.events, 2 * direct.events);
+  // A budget below the next round stops after the first, flagged.
+  o.max_events = 1.0;
+  const Result spent = simulate(system, o, 1, 1);
+  EXPECT_NE(spent.flags & flag_budget_spent, 0U);
+  EXPECT_NE(spent.warning.find("max_events 1 spent before"), std::string::npos) << spent.warning;
 }
 
 // An unstable system stops with an Error once kMaxJobsInSystem jobs accumulate.
 TEST(SimulateApi, UnstableSystemIsAnErrorNotAnExhaustedMachine) {
   const auto system = testing::make_system(testing::family(FamilyKind::independent, 1), 100.0);
   try {
-    run_replication(system, testing::options(Policy::jsq, 1e6, 0.0, 2), 1, 1, 0, {0.0, 1e6, 0.0});
+    run_replication(system, testing::options(Policy::jsq, 1e6, 0.0, 2), 1, 1, 0, {0.0, 1e6, 0});
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unstable"), std::string::npos) << e.what();

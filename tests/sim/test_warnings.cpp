@@ -30,19 +30,22 @@ model::FamilyParams explicit_family(int N, std::vector<model::ExplicitType> type
   return p;
 }
 
-// The kind of task the paper sweeps run: load 0.5, long horizons, detected warm-up.
+// The kind of task the paper sweeps run: load 0.5, long horizons, detected warm-up, the default
+// budget (a round whose diagnostics fail by chance is followed by a longer one).
 TEST(Warnings, NoneOnHealthySystems) {
-  const Options o = options(Policy::redundancy_coc, 2e4, -1.0, 8);
+  Options o = options(Policy::redundancy_coc, 2e4, -1.0, 8);
+  o.max_events = Options{}.max_events;
   for (const auto& system : {make_system(family(FamilyKind::independent, 1), 0.5),
                              make_system(family(FamilyKind::ring, 4), 0.5),
                              make_system(family(FamilyKind::star, 8), 0.5)}) {
     const Result r = simulate(system, o, 11, 0);
     EXPECT_EQ(r.warning, "") << system.family.num_servers();
     EXPECT_EQ(r.quiet_replications, 0);
-    EXPECT_GT(r.warmup_cap, 0.0);
-    EXPECT_LT(r.warmup, r.warmup_cap);
+    EXPECT_EQ(r.flags, 0U);
+    EXPECT_LE(r.warmup, (r.warmup + r.horizon) / 4);
   }
   Options jsq = options(Policy::jsq, 200, -1.0, 8);
+  jsq.max_events = Options{}.max_events;
   const Result r = simulate(make_system(family(FamilyKind::complete, 100), 0.5), jsq, 11, 1);
   EXPECT_EQ(r.warning, "");
   // Stable but heavily loaded: server 1 of the star is idle about 3e-5 of the time (redundancy,
@@ -84,7 +87,7 @@ TEST(Warnings, SomeQuietReplicationsAreCountedAndReported) {
   const Result r = simulate(system, o, 5, 0);
   int empty = 0;
   for (std::uint64_t k = 0; k < 16; ++k)
-    if (run_replication(system, o, 5, 0, k, {0.0, 2.0, 0.0}).mean_Q == 0.0) ++empty;
+    if (run_replication(system, o, 5, 0, k, {0.0, 2.0, 0}).mean_Q == 0.0) ++empty;
   ASSERT_GT(empty, 0);
   ASSERT_LT(empty, 16);
   EXPECT_EQ(r.quiet_replications, empty);
@@ -95,19 +98,21 @@ TEST(Warnings, SomeQuietReplicationsAreCountedAndReported) {
 
 // An overloaded M/M/1 (lambda 1.2 > 1): Q grows linearly, so the server is never idle after the
 // warm-up, and MSER-5 cuts as much as it may (the spread of a linear trend over the remaining
-// m - d batches grows with m - d).
-TEST(Warnings, OverloadIsSaturationAndWarmupAtItsCap) {
+// m - d batches grows with m - d): half the run, the warm-up is not over.
+TEST(Warnings, OverloadIsSaturationAndWarmupNotOver) {
   const auto system = make_system(family(FamilyKind::independent, 1), 1.2);
   const Result r = simulate(system, options(Policy::redundancy_coc, 1e4, -1.0, 8), 7, 0);
   EXPECT_GE(r.utilisation[0], 1.0 - 1e-6);
-  EXPECT_DOUBLE_EQ(r.warmup_cap, 5e3);  // half the pilot
-  EXPECT_EQ(r.warmup, r.warmup_cap);
+  EXPECT_DOUBLE_EQ(r.warmup, 5e3);  // half the run
+  const std::uint32_t expected = flag_saturated | flag_warmup_not_over;
+  EXPECT_EQ(r.flags & expected, expected) << r.warning;
   EXPECT_EQ(r.warning.rfind("server 1 ", 0), 0u) << r.warning;  // the most serious first
-  EXPECT_TRUE(contains(r.warning, "warm-up reached its cap (5e+03, half the pilot)")) << r.warning;
-  // A given warm-up has no cap to reach.
+  EXPECT_TRUE(contains(r.warning, "warm-up not over: MSER-5 truncates half of the 1e+04"))
+      << r.warning;
+  // A given warm-up is discarded first; the detection still runs after it.
   const Result given = simulate(system, options(Policy::redundancy_coc, 1e4, 100.0, 8), 7, 0);
-  EXPECT_EQ(given.warmup_cap, 0.0);
-  EXPECT_FALSE(contains(given.warning, "its cap")) << given.warning;
+  EXPECT_DOUBLE_EQ(given.warmup, 100.0 + 5e3);
+  EXPECT_NE(given.flags & flag_warmup_not_over, 0U);
   EXPECT_TRUE(contains(given.warning, "server 1 ")) << given.warning;
 }
 
@@ -126,18 +131,22 @@ TEST(Warnings, FewReplicationsAndAMissedTarget) {
   const auto system = make_system(family(FamilyKind::independent, 1), 0.5);
   const Result two = simulate(system, options(Policy::redundancy_coc, 1e3, 50.0, 2), 1, 0);
   EXPECT_TRUE(contains(two.warning,
-                       "only 2 replications: half-widths rest on 1 degrees of "
-                       "freedom (t = 12.7)"))
+                       "only 2 replications: half-widths other than EQ and ET rest on 1 "
+                       "degrees of freedom (t = 12.7)"))
       << two.warning;
-  const Result five = simulate(system, options(Policy::redundancy_coc, 1e3, 50.0, 5), 1, 0);
+  Options five_replications = options(Policy::redundancy_coc, 1e3, 50.0, 5);
+  five_replications.max_events = Options{}.max_events;
+  const Result five = simulate(system, five_replications, 1, 0);
   EXPECT_EQ(five.warning, "");
 
-  // A 1e-4 relative half-width on E[T] needs about 1e9 jobs; 10 replications of 1e3 have 5e3.
+  // A 1e-4 relative half-width on E[T] needs about 1e9 jobs; 1e6 events give 5e5.
   Options o = options(Policy::redundancy_coc, 1e3, 50.0, 8);
   o.target_rel_half_width = 1e-4;
-  o.max_replications = 10;
+  o.max_events = 1e6;
   const Result missed = simulate(system, o, 1, 0);
-  EXPECT_EQ(missed.replications, 10);
+  EXPECT_EQ(missed.replications, 8);
+  EXPECT_LE(missed.events, 1e6);
+  EXPECT_EQ(missed.flags, flag_budget_spent);
   EXPECT_TRUE(contains(missed.warning, "target_rel_half_width 0.0001 not reached"))
       << missed.warning;
   o.target_rel_half_width = 0.5;

@@ -1,6 +1,7 @@
 #pragma once
 // One replication of the simulator, below simulate(): what the estimators in simulate.cpp are
 // built from, and what the tests and benchmarks drive directly (docs/sim.md).
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -21,8 +22,6 @@ enum class Kernel {
                  // exponential service (all conditions: docs/sim.md, "Pooled dispatching")
 };
 
-// The replication index of the warm-up detection pilot run (simulate.hpp).
-inline constexpr std::uint64_t kPilotReplication = ~std::uint64_t{0};
 // More jobs than this in the system at once ends a replication with an Error (unstable system).
 inline constexpr std::size_t kMaxJobsInSystem = std::size_t{1} << 22;
 
@@ -51,7 +50,8 @@ class SojournHistogram {
   // Adds weight[k] sojourn times distributed as the sum of k independent Exp(rate) times
   // (Erlang; k >= 1, weight[0] is ignored) by their expected counts in every bin.
   void add_erlang(double rate, const std::vector<double>& weight);
-  void merge(const SojournHistogram& other);
+  // Adds other's counts times `weight` (-1: removes a histogram contained in this one).
+  void merge(const SojournHistogram& other, double weight = 1.0);
   double total() const { return total_; }
   // The p-quantile, interpolated linearly inside its bin; NaN if empty.
   double quantile(double p) const;
@@ -75,15 +75,20 @@ class SojournHistogram {
   double total_ = 0.0;
 };
 
+// The batch series of a replication (ReplicationPlan::batches): this many batches of equal
+// length over the observation, and the starts (in batches) of the windows it also reports; the
+// truncation point chosen for the estimates is one of them (docs/sim.md, "Output analysis").
+inline constexpr int kSeriesBatches = 1024;
+inline constexpr std::array<int, 5> kTruncationBatches = {0, 64, 128, 256, 512};
+
 struct ReplicationPlan {
-  double warmup = 0.0;        // simulated time before observation starts (the system starts empty)
-  double horizon = 0.0;       // observed time after warm-up
-  double trace_window = 0.0;  // > 0: also record the mean of Q over consecutive windows of this
-                              // length from the start of observation (the warm-up pilot)
+  double warmup = 0.0;   // simulated time before observation starts (the system starts empty)
+  double horizon = 0.0;  // observed time after warm-up
+  int batches = 0;       // kSeriesBatches: record the series and the truncated windows; 0: none
 };
 
 // What one replication observed over [warmup, warmup + horizon]. Time averages are divided by
-// the horizon. Sojourn times are those of the jobs that left during the observation; the
+// the observed time. Sojourn times are those of the jobs that left during the observation; the
 // dispatching Markov kernel instead records each job arriving during it by the law of its sojourn
 // time given what it found (Erlang: the jobs ahead plus its own, at its server's speed).
 // (docs/sim.md, "Expected holding times").
@@ -99,9 +104,13 @@ struct ReplicationStats {
   std::vector<double> mean_R, utilisation;  // per server, or one value for all (pooled_servers)
   bool pooled_servers = false;  // exchangeable servers observed together (Kernel::pooled)
   SojournHistogram sojourn;
-  std::vector<double> trace;          // window means of Q (plan.trace_window > 0)
   std::uint64_t events = 0;           // arrivals + departures, warm-up included
   std::uint64_t observed_events = 0;  // arrivals + departures during the observation
+  // plan.batches > 0: per batch the mean of Q and the sum and number of the sojourn times
+  // recorded in it; and truncated[k - 1], the same statistics over the window from batch
+  // kTruncationBatches[k] to the end (k >= 1; without series and windows of their own).
+  std::vector<double> batch_Q, batch_T_sum, batch_T_count;
+  std::vector<ReplicationStats> truncated;
 };
 
 // Runs replication `replication` with randomness from Rng(seed, task_id, replication).
@@ -112,12 +121,11 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
                                  std::uint64_t replication, const ReplicationPlan& plan,
                                  Kernel kernel = Kernel::automatic);
 
-// MSER-5 truncation point of a run that starts empty: the window means are grouped in batches
-// of 5 and the start d (in batches, d <= half of them) minimising the variance of the remaining
-// mean, sum_{i >= d} (b_i - mean_d)^2 / (m - d)^2, is returned as simulated time
-// (d * 5 * window). Only starts whose cut-off batches have a lower mean than the rest count:
-// from empty the initialisation bias is downwards, so cutting a high stretch would only remove
-// a random burst.
+// MSER-5 truncation point (White 1997) of a run that starts empty: the window means are grouped
+// in batches of 5 and the start d (in batches, d <= half of them) minimising the variance of the
+// remaining mean, sum_{i >= d} (b_i - mean_d)^2 / (m - d)^2, is returned as simulated time (d * 5 *
+// window). Only starts whose cut-off batches have a lower mean than the rest count: from empty the
+// initialisation bias is downwards, so cutting a high stretch would only remove a random burst.
 double mser5_warmup(const std::vector<double>& window_means, double window);
 // The largest warm-up mser5_warmup can return for this many windows (half the batches): a
 // detected warm-up equal to it means the transient may be longer than the rule can see.

@@ -71,11 +71,15 @@ struct Options {
   // redundancy_cos: a job that finds several idle servers of its type starts at the one idle
   // longest (the rule of the exact cancel-on-start engine) instead of one uniformly at random.
   bool longest_idle = false;
-  double horizon = 1e5;                // simulated time per replication after warm-up
-  double warmup = -1.0;                // < 0: detect (reported); >= 0: given
-  int replications = 8;                // independent replications (the CI comes from them)
-  double target_rel_half_width = 0.0;  // > 0: add replications until E[T] reaches it (cap below)
-  int max_replications = 256;
+  // Simulated time per replication after warm-up, in the first round; each further round of the
+  // output analysis doubles it (docs/sim.md, "Output analysis").
+  double horizon = 1e5;
+  double warmup = -1.0;  // < 0: detected; >= 0: discarded first (and a detected one after it)
+  int replications = 8;  // independent replications, each from empty
+  double target_rel_half_width = 0.0;  // > 0: double the horizon until E[T] reaches it
+  // Budget of one simulation: no round starts that would bring the events (arrivals and
+  // departures) of all rounds beyond this (deterministic, unlike a CPU time).
+  double max_events = 1e9;
   int qmax = 0;           // P(Q = q) histogram for q = 0..qmax
   int occupancy_max = 0;  // fraction of servers with >= i jobs (replicas), i = 1..occupancy_max
 
@@ -85,7 +89,8 @@ struct Options {
     // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
     // clang-format off
     ar & policy & policy_d & service & identical_replicas & horizon & warmup & replications &
-        target_rel_half_width & max_replications & qmax & occupancy_max & longest_idle;
+        target_rel_half_width & qmax & occupancy_max & longest_idle &
+        max_events;
     // clang-format on
   }
 };

@@ -54,9 +54,21 @@ class ServerValues {
   std::uint64_t size_ = 0;      // servers
 };
 
-// Every estimate comes with the half-width of its 95% confidence interval (*_hw): Student t over
-// the independent replications (docs/sim.md). All intervals use the same number of replications,
-// so the 99% half-width of any estimate is its *_hw times hw99_factor.
+// Result::flags: the diagnostics that failed, one bit each (docs/sim.md, "Output analysis"; the
+// column `flags` of /simulate). 0: the intervals can be trusted.
+inline constexpr std::uint32_t flag_warmup_not_over = 1;  // truncation at its cap (half the run)
+inline constexpr std::uint32_t flag_correlated = 2;       // batch means correlated (von Neumann)
+inline constexpr std::uint32_t flag_short_run = 4;        // batches short against tau_int of Q
+inline constexpr std::uint32_t flag_replications_disagree = 8;  // F test of replication means
+inline constexpr std::uint32_t flag_budget_spent = 16;      // max_events before validity or target
+inline constexpr std::uint32_t flag_few_observations = 32;  // replications without events or ET
+inline constexpr std::uint32_t flag_saturated = 64;         // a server (almost) never idle
+
+// Every estimate comes with the half-width of its 95% confidence interval (*_hw): EQ and ET by
+// replicated batch means (32 per replication after truncation), every other estimate
+// by Student t over the replications' means of the same truncated window (docs/sim.md, "Output
+// analysis"). hw99_factor turns the latter into 99% half-widths; for EQ and ET (R 32 - 1 degrees
+// of freedom) it is at most t_{0.995} / t_{0.975} = 1.32, so hw99_factor is conservative there.
 struct Result {
   double EQ = 0.0, EQ_hw = 0.0;      // time-average number of jobs in the system
   double VarQ = 0.0, VarQ_hw = 0.0;  // time-average variance of that number
@@ -75,14 +87,15 @@ struct Result {
   // sectioning; resolution 0.8% relative, docs/sim.md).
   double T_p50 = 0.0, T_p50_hw = 0.0, T_p90 = 0.0, T_p90_hw = 0.0, T_p99 = 0.0, T_p99_hw = 0.0;
   double warmup = 0.0;           // simulated time discarded at the start of every replication
-  bool warmup_detected = false;  // true: chosen by MSER-5 on a pilot run (options.warmup < 0)
+  bool warmup_detected = false;  // true: options.warmup < 0 (MSER-5 chose all of it)
   double horizon = 0.0;          // observed simulated time per replication (after warm-up)
   int replications = 0;
   double hw99_factor = 0.0;  // t_{0.995, R-1} / t_{0.975, R-1}
-  std::uint64_t events = 0;  // arrivals + departures simulated, warm-up and pilot included
+  std::uint64_t events = 0;  // arrivals + departures simulated in all rounds, warm-up included
   // Signs of an untrustworthy result (docs/sim.md, "Warnings"):
-  int quiet_replications = 0;  // replications with no arrival or departure after the warm-up
-  double warmup_cap = 0.0;     // detected warm-up: the most MSER-5 could cut (0: warm-up given)
+  std::uint32_t flags = 0;      // flag_* above
+  double correlation_time = 0;  // estimated integrated autocorrelation time of Q
+  int quiet_replications = 0;   // replications with no arrival or departure after the warm-up
   // Empty, or "; "-separated sentences, the most serious first (thresholds in docs/sim.md).
   std::string warning;
 
@@ -96,8 +109,8 @@ struct Result {
                     r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type,
                     r.ET_type_hw, r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw,
                     r.T_p50, r.T_p50_hw, r.T_p90, r.T_p90_hw, r.T_p99, r.T_p99_hw, r.warmup,
-                    r.warmup_detected, r.horizon, r.replications, r.hw99_factor, r.events,
-                    r.quiet_replications, r.warmup_cap, r.warning);
+                    r.warmup_detected, r.horizon, r.replications, r.hw99_factor, r.events, r.flags,
+                    r.correlation_time, r.quiet_replications, r.warning);
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
@@ -106,10 +119,10 @@ struct Result {
 };
 
 // Simulates `system` under `options`. Replication r draws all its randomness from
-// Rng(seed, task_id, r); a detected warm-up comes from a pilot run on
-// Rng(seed, task_id, kPilotReplication). Throws InputError for invalid options (one line), and
-// Error if the number of jobs in the system exceeds kMaxJobsInSystem (an unstable system).
-// `kernel` forces a kernel (tests compare them); the default picks the fastest that applies.
+// Rng(seed, task_id, r), in every round of the output analysis. Throws InputError for invalid
+// options (one line), and Error if the number of jobs in the system exceeds kMaxJobsInSystem (an
+// unstable system). `kernel` forces a kernel (tests compare them); the default picks the fastest
+// that applies.
 Result simulate(const model::System& system, const Options& options, std::uint64_t seed,
                 std::uint64_t task_id, Kernel kernel = Kernel::automatic);
 

@@ -62,8 +62,7 @@ double erlang_c_ET(int c, double rho) {
 double jsq_pairs3_ET(double lambda, int K) {
   const int side = K + 1;
   const auto index = [side](int a, int b, int c) { return (a * side + b) * side + c; };
-  std::vector<double> pi(static_cast<std::size_t>(side * side * side), 0.0);
-  pi[0] = 1.0;
+  std::vector<double> pi(static_cast<std::size_t>(side * side * side), 1.0);
   const double arrival = 3.0 * lambda / 3.0;  // per pair: total 3 lambda over 3 pairs
   const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
   // Rate into q + e_n from q under JSQ on the pairs containing n.

@@ -1,7 +1,8 @@
 // Cost per unit of confidence: CPU seconds for simulate() to reach a 1% relative half-width (95%)
-// on E[T] at load 0.9, replications added one at a time (docs/sim.md).
+// on E[T] at load 0.9, the horizon doubled from the argument until valid and precise (docs/sim.md,
+// "Output analysis").
 //   qsweep_bench_sim_confidence
-// Counters: replications used, events (pilot included), rel_hw reached, warmup detected.
+// Counters: replications, events (all rounds), rel_hw reached, warmup detected.
 #include <benchmark/benchmark.h>
 
 #include "qsweep/sim/simulate.hpp"

@@ -275,10 +275,10 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
   const bool pool_policy = o.policy == sim::Policy::jsq || o.policy == sim::Policy::jiq;
   if (pool_policy && t.system().family.kind == model::FamilyKind::complete && !block.gives("d"))
     fail(block.where_of("policy"),
-         fmt::format("policy {0} on family complete needs d, the servers each job chooses among: "
-                     "d equal to N for {0} over every server (with lists of N, zip: [N, d]), or "
-                     "d: 2 for {0}(2) on two sampled servers",
-                     name_of(o.policy)));
+         fmt::format("policy {0} on family complete without d would choose among 2 sampled "
+                     "servers (the family's default d); expected d given: equal to N for {0} "
+                     "over every server (with lists of N, zip: [N, d]), or d: 2 for {1}(2)",
+                     name_of(o.policy), o.policy == sim::Policy::jsq ? "JSQ" : "JIQ"));
   if (!check_stable(t, known, block)) return std::nullopt;
   return cost(t, *known.system, known.sums);
 }

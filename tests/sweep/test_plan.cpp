@@ -430,6 +430,7 @@ seed: 1
 blocks:
   - method: simulate
     family: [ring, complete]
+    d: 2
     N: 4
     policy: [jsq, power_of_d]
     lambda: [0.5, 0.6]
@@ -455,6 +456,7 @@ seed: 1
 blocks:
   - method: simulate
     family: [ring, complete]
+    d: 2
     N: 4
     policy: [jsq, power_of_d]
     lambda: [0.5, 0.6]

@@ -29,6 +29,7 @@
 #include "qsweep/run/signals.hpp"
 #include "qsweep/run/spans.hpp"
 #include "qsweep/store/activity.hpp"
+#include "qsweep/store/companions.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/results_reader.hpp"
@@ -362,7 +363,10 @@ class Coordinator {
   }
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
-  ~Coordinator() { store::remove_activity(path_); }
+  ~Coordinator() {
+    if (const std::string error = store::remove_activity(path_); !error.empty())
+      std::fprintf(stderr, "qsweep: warning: %s; remove it by hand\n", error.c_str());
+  }
 
   // Runs until every task is finished or a stop is complete; returns the exit code.
   int run() {
@@ -504,7 +508,13 @@ class Coordinator {
         rank.tasks = slot.outstanding.front().ids;
       }
     }
-    store::write_activity(path_, activity);
+    // Said once: `qsweep status` then shows no activity, the run goes on.
+    if (const std::string error = store::write_activity(path_, activity);
+        !error.empty() && !activity_warned_) {
+      std::fprintf(stderr, "qsweep: warning: %s; qsweep status will not show what the ranks do\n",
+                   error.c_str());
+      activity_warned_ = true;
+    }
     activity_written_ = now;
     activity_stale_ = false;
   }
@@ -770,7 +780,8 @@ class Coordinator {
   StopMode mode_ = StopMode::none;
   std::vector<Slot> slots_;
   double activity_written_ = 0.0;
-  bool activity_stale_ = false;  // changed since it was written
+  bool activity_stale_ = false;   // changed since it was written
+  bool activity_warned_ = false;  // that it cannot be written
   Outbox outbox_;
   Progress progress_;
 };
@@ -918,10 +929,11 @@ std::string output_path(const sweep::Plan& plan, const RunOptions& options) {
   throw InputError("no results file: give -o FILE or `output:` in " + plan.source);
 }
 
-// Rank 0: checks that `path` can be a results file (before anything is written), creating its
-// directory if needed.
+// Rank 0: checks that `path` (a real_results_path) can be a results file, with the files beside
+// it (before anything is written), creating its directory if needed.
 void check_output_location(const std::string& path) {
   namespace fs = std::filesystem;
+  store::check_companions(path);
   std::error_code error;
   if (fs::is_directory(path, error)) {
     throw InputError(path + " is a directory; expected the name of a results file (e.g. " +
@@ -1005,9 +1017,9 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
 // Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
 // replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
 // the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
-// False when a stop-now signal ended the growth: `path` is as it was.
+// False when a stop-now signal ended the growth: `path` is as it was. `lock` is its writer lock.
 bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
-                  int ranks, const SignalWatch& signals) {
+                  int ranks, const SignalWatch& signals, store::WriterLock& lock) {
   const std::string file_hash = store::ResultsReader(path).attribute("plan_hash");
   if (file_hash == plan.hash) return true;
   const std::string different = path + " holds the results of a different plan (plan hash " +
@@ -1035,7 +1047,7 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
   try {
     kept =
         write_combined(path, plan, {&source}, store::Provenance::now(options.command_line, ranks),
-                       [&] { return signals.requested() == StopMode::now; });
+                       lock, [&] { return signals.requested() == StopMode::now; });
   } catch (const CombineStopped&) {
     std::fprintf(stderr,
                  "qsweep: stopped by a signal while growing %s: it is as it was; run again with "
@@ -1251,7 +1263,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && options.force)
       throw InputError("--resume and --force exclude each other");
     spans = check_memory(plan, nodes, options, comm.size() == 1 || !options.dedicated_coordinator);
-    path = output_path(plan, options);
+    path = store::real_results_path(output_path(plan, options));
     check_output_location(path);
     lock.emplace(path, options.command_line);
     remove_leftovers(path);
@@ -1265,7 +1277,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
-    if (!create) stopped = !grow_results(plan, path, options, comm.size(), signals);
+    if (!create) stopped = !grow_results(plan, path, options, comm.size(), signals, *lock);
     if (stopped) return;
     start = read_start(plan, layout, path, create);
     start.spans = std::move(spans);
@@ -1280,15 +1292,20 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   comm.broadcast(create, 0);
 
   if (create) {
-    create_results_file(path, plan, layout,
-                        store::Provenance::now(options.command_line, comm.size()), comm.handle());
+    try {
+      create_results_file(path, plan, layout,
+                          store::Provenance::now(options.command_line, comm.size()), comm.handle(),
+                          lock ? &*lock : nullptr);
+    } catch (const store::StoreError& e) {
+      throw store::StoreError(e.what() + store::full_disk_note(path));
+    }
   }
   try {
     return run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes), signals,
                     run_task, run_spanning);
   } catch (const std::exception& e) {
     // Rows are written whole and sealed last, so the file is consistent whatever failed.
-    throw Error(std::string(e.what()) + " (" + path +
+    throw Error(e.what() + store::full_disk_note(path) + " (" + path +
                 " is consistent: continue it with --resume once the cause is fixed)");
   }
 }

@@ -1059,10 +1059,13 @@ struct RankMemory {
   double node_bytes = 0.0;  // 0: could not be found out (node_source says why)
   std::string node_source;
   double resident_bytes = 0.0;
+  bool address_limited = false;  // address_space_limit() of the rank, when it has one
+  MachineMemory address_limit;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
-    ar & node_leader & node_bytes & node_source & resident_bytes;
+    ar & node_leader & node_bytes & node_source & resident_bytes & address_limited &
+        address_limit.bytes & address_limit.source;
     // clang-format on
   }
 };
@@ -1089,6 +1092,10 @@ NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
     }
   }
   mine.resident_bytes = resident_bytes();
+  if (const std::optional<MachineMemory> limit = address_space_limit()) {
+    mine.address_limited = true;
+    mine.address_limit = *limit;
+  }
   const std::vector<RankMemory> ranks = comm.gather(mine, 0);
   NodeMap nodes;
   std::map<int, int> node_of_leader;
@@ -1102,6 +1109,8 @@ NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
     }
     nodes.node_of_rank.push_back(it->second);
     nodes.baseline.push_back(rank.resident_bytes);
+    nodes.address_limit.push_back(rank.address_limited ? std::optional(rank.address_limit)
+                                                       : std::nullopt);
   }
   return nodes;
 }
@@ -1138,6 +1147,14 @@ std::map<std::uint64_t, Span> check_memory(const sweep::Plan& plan, const NodeMa
           "the default --max-task-memory {}: {} of node memory ({}) / {} ranks on the node",
           sweep::memory_text(share), sweep::memory_text(budget),
           nodes.source[static_cast<std::size_t>(node)], nodes.ranks_on(node));
+    }
+    // Or a computing rank's address-space limit (ulimit -v) where lower: a task must fit any rank.
+    for (std::size_t rank = 0; rank < nodes.address_limit.size(); ++rank) {
+      const std::optional<MachineMemory>& limit = nodes.address_limit[rank];
+      if (!limit || (rank == 0 && !rank0_computes) || limit->bytes >= per_task.bytes) continue;
+      per_task.bytes = limit->bytes;
+      per_task.source = fmt::format("the default --max-task-memory {}: rank {}, {}",
+                                    sweep::memory_text(limit->bytes), rank, limit->source);
     }
   }
   sweep::check_task_memory(plan, per_task);

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/common/printable.hpp"
 #include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/run/combine.hpp"
 #include "qsweep/run/memory.hpp"
@@ -1002,6 +1003,18 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   return start;
 }
 
+// Rank 0, on --resume: the sweep's name is part of a study's identity (merge joins only files of
+// one name), so a renamed sweep does not continue a file that keeps the old name.
+void check_same_study(const sweep::Plan& plan, const std::string& path) {
+  const std::string name = store::ResultsReader(path).attribute("sweep_name");
+  if (name == plan.name) return;
+  throw InputError(fmt::format(
+      "{} holds the study '{}', {} names it '{}': a study keeps its name (qsweep merge joins "
+      "only files of one name); put back `name: {}` to continue it, or use --force to start it "
+      "again or -o for another file",
+      path, printable(name), plan.source, printable(plan.name), printable(name)));
+}
+
 // Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
 // replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
 // the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
@@ -1282,7 +1295,10 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
-    if (!create) stopped = !grow_results(plan, path, options, comm.size(), signals);
+    if (!create) {
+      check_same_study(plan, path);
+      stopped = !grow_results(plan, path, options, comm.size(), signals);
+    }
     if (stopped) return;
     start = read_start(plan, layout, path, create);
     start.spans = std::move(spans);

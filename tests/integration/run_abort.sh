@@ -27,7 +27,7 @@ wait "$JOB_PID" || rc=$?
 # the launcher's words and exit code are the job's.
 if [ "$MPI_FAMILY" = openmpi ]; then
   [ "$rc" -eq 137 ] || { cat died.log; fail "Open MPI's mpirun exited with $rc after kill -9 of a rank, expected 137"; }
-  grep -q "mpirun noticed that process rank [0-9] .* exited on signal 9 (Killed)" died.log ||
+  grep -qE "(mpirun|mpiexec) noticed that process rank [0-9] .* exited on signal 9 \(Killed\)" died.log ||
     { cat died.log; fail "no 'mpirun noticed that process rank ... exited on signal 9' line"; }
 fi
 echo "a rank killed: the launcher exited with $rc"

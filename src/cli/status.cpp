@@ -20,6 +20,7 @@
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/common/printable.hpp"
 #include "qsweep/store/activity.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
@@ -186,7 +187,8 @@ void print_problems(TaskStatus status, const std::vector<store::TaskProblem>& pr
   fmt::print("\n{} ({}{}):\n", qsweep::name_of(status), count,
              count > limit ? fmt::format(", first {}", limit) : "");
   for (const store::TaskProblem& problem : problems) {
-    fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
+    fmt::print("  task {} ({}): {}\n", problem.id, printable(problem.method),
+               printable(problem.error));
   }
 }
 
@@ -201,17 +203,18 @@ int status_command(const StatusArgs& args) {
     print_json(reader, report);
     return report.exit_status;
   }
-  fmt::print("file:     {} ({} v{})\n", args.file, reader.attribute("format"),
-             reader.attribute("format_version"));
-  fmt::print("sweep:    {} from {} (sha256 {})\n", reader.attribute("sweep_name"),
-             reader.attribute("sweep_source"), reader.attribute("sweep_sha256").substr(0, 16));
-  fmt::print("plan:     {} tasks, hash {}\n", reader.task_count(),
-             reader.attribute("plan_hash").substr(0, 16));
-  fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n",
-             reader.attribute("created"), reader.attribute("hostname"),
-             reader.attribute("qsweep_version"), reader.attribute("git_commit"),
-             reader.attribute("mpi_ranks"));
-  fmt::print("command:  {}\n", reader.attribute("command_line"));
+  // A root attribute as text a terminal shows as it is (a foreign file's may hold control bytes).
+  const auto shown = [&reader](const std::string& name, std::size_t length = std::string::npos) {
+    return printable(reader.attribute(name).substr(0, length));
+  };
+  fmt::print("file:     {} ({} v{})\n", printable(args.file), shown("format"),
+             shown("format_version"));
+  fmt::print("sweep:    {} from {} (sha256 {})\n", shown("sweep_name"), shown("sweep_source"),
+             shown("sweep_sha256", 16));
+  fmt::print("plan:     {} tasks, hash {}\n", reader.task_count(), shown("plan_hash", 16));
+  fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n", shown("created"),
+             shown("hostname"), shown("qsweep_version"), shown("git_commit"), shown("mpi_ranks"));
+  fmt::print("command:  {}\n", shown("command_line"));
   if (!report.writer.empty()) fmt::print("writing:  {}\n", report.writer);
   if (report.activity) print_activity(*report.activity);
   fmt::print("\n");
@@ -219,8 +222,8 @@ int status_command(const StatusArgs& args) {
   fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "method", "tasks", "done", "failed",
              "unstable", "pending");
   auto row = [](const std::string& name, const store::StatusCounts& counts) {
-    fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", name, counts.total(), counts.done,
-               counts.failed, counts.unstable, counts.pending);
+    fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", printable(name), counts.total(),
+               counts.done, counts.failed, counts.unstable, counts.pending);
   };
   for (const auto& [method, counts] : report.by_method) row(method, counts);
   row("all", report.all);
@@ -231,7 +234,8 @@ int status_command(const StatusArgs& args) {
     fmt::print("\nwarnings ({}{}):\n", report.warned,
                report.warned > args.limit ? fmt::format(", first {}", args.limit) : "");
     for (const store::TaskProblem& problem : report.warnings) {
-      fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
+      fmt::print("  task {} ({}): {}\n", problem.id, printable(problem.method),
+                 printable(problem.error));
     }
   }
   return report.exit_status;

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/common/printable.hpp"
 #include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/run/combine.hpp"
 #include "qsweep/run/memory.hpp"
@@ -1014,6 +1015,18 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   return start;
 }
 
+// Rank 0, on --resume: the sweep's name is part of a study's identity (merge joins only files of
+// one name), so a renamed sweep does not continue a file that keeps the old name.
+void check_same_study(const sweep::Plan& plan, const std::string& path) {
+  const std::string name = store::ResultsReader(path).attribute("sweep_name");
+  if (name == plan.name) return;
+  throw InputError(fmt::format(
+      "{} holds the study '{}', {} names it '{}': a study keeps its name (qsweep merge joins "
+      "only files of one name); put back `name: {}` to continue it, or use --force to start it "
+      "again or -o for another file",
+      path, printable(name), plan.source, printable(plan.name), printable(name)));
+}
+
 // Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
 // replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
 // the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
@@ -1071,10 +1084,13 @@ struct RankMemory {
   double node_bytes = 0.0;  // 0: could not be found out (node_source says why)
   std::string node_source;
   double resident_bytes = 0.0;
+  bool address_limited = false;  // address_space_limit() of the rank, when it has one
+  MachineMemory address_limit;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
-    ar & node_leader & node_bytes & node_source & resident_bytes;
+    ar & node_leader & node_bytes & node_source & resident_bytes & address_limited &
+        address_limit.bytes & address_limit.source;
     // clang-format on
   }
 };
@@ -1101,6 +1117,10 @@ NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
     }
   }
   mine.resident_bytes = resident_bytes();
+  if (const std::optional<MachineMemory> limit = address_space_limit()) {
+    mine.address_limited = true;
+    mine.address_limit = *limit;
+  }
   const std::vector<RankMemory> ranks = comm.gather(mine, 0);
   NodeMap nodes;
   std::map<int, int> node_of_leader;
@@ -1114,6 +1134,8 @@ NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
     }
     nodes.node_of_rank.push_back(it->second);
     nodes.baseline.push_back(rank.resident_bytes);
+    nodes.address_limit.push_back(rank.address_limited ? std::optional(rank.address_limit)
+                                                       : std::nullopt);
   }
   return nodes;
 }
@@ -1150,6 +1172,14 @@ std::map<std::uint64_t, Span> check_memory(const sweep::Plan& plan, const NodeMa
           "the default --max-task-memory {}: {} of node memory ({}) / {} ranks on the node",
           sweep::memory_text(share), sweep::memory_text(budget),
           nodes.source[static_cast<std::size_t>(node)], nodes.ranks_on(node));
+    }
+    // Or a computing rank's address-space limit (ulimit -v) where lower: a task must fit any rank.
+    for (std::size_t rank = 0; rank < nodes.address_limit.size(); ++rank) {
+      const std::optional<MachineMemory>& limit = nodes.address_limit[rank];
+      if (!limit || (rank == 0 && !rank0_computes) || limit->bytes >= per_task.bytes) continue;
+      per_task.bytes = limit->bytes;
+      per_task.source = fmt::format("the default --max-task-memory {}: rank {}, {}",
+                                    sweep::memory_text(limit->bytes), rank, limit->source);
     }
   }
   sweep::check_task_memory(plan, per_task);
@@ -1277,7 +1307,10 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
-    if (!create) stopped = !grow_results(plan, path, options, comm.size(), signals, *lock);
+    if (!create) {
+      check_same_study(plan, path);
+      stopped = !grow_results(plan, path, options, comm.size(), signals, *lock);
+    }
     if (stopped) return;
     start = read_start(plan, layout, path, create);
     start.spans = std::move(spans);

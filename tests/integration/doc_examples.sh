@@ -285,6 +285,10 @@ not_run docs/running.md "qsweep: warning: cannot remove results/ring.h5.lock" \
   "needs a directory made read-only during a run: tests/integration/run_companions.sh checks this message"
 not_run docs/running.md "qsweep: results/ring.h5: 3 of 240 rows failed verification" \
   "needs damaged rows: tests/integration/run_corrupt.sh checks this message"
+not_run docs/running.md "qsweep: error: started by a launcher of MPICH" \
+  "needs the other MPI family's launcher: tests/integration/run_launcher.sh checks this message"
+not_run docs/running.md "qsweep: error: a.h5: damaged structure: no dataset /tasks/status" \
+  "needs a damaged file (h5py): tests/integration/run_foreign.sh checks this message"
 # The status examples are of the sweep-format example's results/ring.h5; one more block with an
 # unstable load shows the `unstable` section too.
 block docs/sweep-format.md "name: ring-vs-complete"

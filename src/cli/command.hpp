@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "qsweep/common/printable.hpp"
+
 namespace qsweep::cli {
 
 // Adds a subcommand to `app`. Its callback runs the command and stores the process exit code
@@ -34,7 +36,7 @@ inline CLI::Validator positive_number(const std::string& what) {
         double value = 0.0;
         if (CLI::detail::lexical_cast(text, value) && std::isfinite(value) && value > 0.0)
           return "";
-        return "expected " + what + " > 0, not " + text;
+        return "expected " + what + " > 0, not " + printable(text);
       },
       "> 0");
 }
@@ -43,7 +45,7 @@ inline CLI::Validator non_negative_integer(const std::string& what) {
       [what](const std::string& text) -> std::string {
         long long value = 0;
         if (CLI::detail::lexical_cast(text, value) && value >= 0) return "";
-        return "expected " + what + " >= 0 (an integer), not " + text;
+        return "expected " + what + " >= 0 (an integer), not " + printable(text);
       },
       ">= 0");
 }

@@ -11,6 +11,7 @@
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/common/printable.hpp"
 #include "qsweep/version.hpp"
 
 namespace qsweep::cli {
@@ -46,7 +47,7 @@ void add_help_command(CLI::App& app) {
       names.push_back(sub->get_name());
     }
     const std::string guess = closest_match(*command, {names.begin(), names.end()});
-    throw InputError("qsweep help: no command '" + *command + "'" +
+    throw InputError("qsweep help: no command '" + printable(*command) + "'" +
                      (guess.empty() ? "" : "; did you mean " + guess + "?") +
                      " (qsweep --help lists them)");
   });
@@ -65,11 +66,11 @@ std::string unexpected_arguments(const CLI::App& app, const CLI::ExtrasError& er
     if (arg.size() < 2 || arg[0] != '-') continue;
     const std::string flag = arg.substr(0, arg.find('='));
     const std::string guess = closest_match(flag, {flags.begin(), flags.end()});
-    return where + ": unknown option " + flag +
+    return where + ": unknown option " + printable(flag) +
            (guess.empty() ? "" : "; did you mean " + guess + "?") + " (" + where +
            " --help lists the options)";
   }
-  return where + ": " + error.what() + " (" + where + " --help shows the usage)";
+  return where + ": " + printable(error.what()) + " (" + where + " --help shows the usage)";
 }
 
 // The program: the commands, their parsing, and the mapping of errors to exit codes.
@@ -79,6 +80,11 @@ int main_command(int argc, char** argv) {
   app.set_version_flag("-V,--version",
                        std::string("qsweep ") + kVersion + " (git " + git_commit() + ")");
   app.require_subcommand(1);
+  // CLI11's messages quote option values as typed: control bytes are shown as \xNN.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return CLI::FailureMessage::simple(
+        failed, CLI::Error(e.get_name(), printable(e.what()), e.get_exit_code()));
+  });
 
   int exit_code = exit_code::ok;
   auto& commands = cli::registered_commands();

@@ -46,6 +46,10 @@ int run_command(const RunArgs& args) {
     const run::RunResult result = run::run_plan(world, plan, options);
     code = result.exit_code;
     left_task_running = result.left_task_running;
+  } catch (const run::StoppedWhilePlanning& e) {
+    if (mpi.rank() == 0)
+      std::fprintf(stderr, "qsweep: %s; nothing written: run it again\n", e.what());
+    code = exit_code::incomplete;
   } catch (const run::AgreedInputError& e) {
     // Every rank has the same error and no collective file operation is under way.
     if (mpi.rank() == 0) std::fprintf(stderr, "qsweep: error: %s\n", e.what());

@@ -1248,14 +1248,21 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
   std::string text;
   agree_on_rank0(comm, [&] { text = sweep::read_sweep_text(path); });
   comm.broadcast(text, 0);
+  // A stop-now signal ends planning (a big sweep plans for seconds): nothing is written.
+  const SignalWatch signals;
   sweep::Plan plan;
   std::string error;
+  bool stopped = false;
   try {
-    plan = sweep::parse_plan(text, path);
+    plan =
+        sweep::parse_plan(text, path, [&signals] { return signals.requested() == StopMode::now; });
+  } catch (const sweep::PlanStopped&) {
+    stopped = true;
   } catch (const InputError& e) {
     error = e.what();
     if (error.empty()) error = "bad input";
   }
+  if (comm.any(stopped)) throw StoppedWhilePlanning();
   // Every rank parsed the same text; rank 0's verdict is the one reported, once.
   std::string rank0_error = error;
   comm.broadcast(rank0_error, 0);

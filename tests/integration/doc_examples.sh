@@ -281,6 +281,8 @@ not_run docs/running.md "qsweep: error: results/ring.h5 is being written by anot
   "needs a run holding the file: tests/integration/run_lock.sh checks this message"
 not_run docs/running.md "qsweep: results/ring.h5: 3 of 240 rows failed verification" \
   "needs damaged rows: tests/integration/run_corrupt.sh checks this message"
+not_run docs/running.md "qsweep: error: --csv r.h5 is the results file r.h5" \
+  "a message: tests/integration/output_safety.sh checks it"
 # The status examples are of the sweep-format example's results/ring.h5; one more block with an
 # unstable load shows the `unstable` section too.
 block docs/sweep-format.md "name: ring-vs-complete"

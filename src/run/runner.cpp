@@ -919,10 +919,15 @@ std::string output_path(const sweep::Plan& plan, const RunOptions& options) {
 }
 
 // Rank 0: checks that `path` can be a results file (before anything is written), creating its
-// directory if needed.
-void check_output_location(const std::string& path) {
+// directory if needed. It must not be the sweep file (the same device and inode: also through a
+// symlink or a hard link), which --force would replace.
+void check_output_location(const sweep::Plan& plan, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
+  if (fs::equivalent(path, plan.source, error)) {
+    throw InputError(path + " is the sweep file " + plan.source +
+                     "; expected the name of a results file");
+  }
   if (fs::is_directory(path, error)) {
     throw InputError(path + " is a directory; expected the name of a results file (e.g. " +
                      (fs::path(path) / "results.h5").string() + ")");
@@ -1252,7 +1257,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
       throw InputError("--resume and --force exclude each other");
     spans = check_memory(plan, nodes, options, comm.size() == 1 || !options.dedicated_coordinator);
     path = output_path(plan, options);
-    check_output_location(path);
+    check_output_location(plan, path);
     lock.emplace(path, options.command_line);
     remove_leftovers(path);
     const bool exists = std::filesystem::exists(path);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What a command writes never destroys what it reads: `export` refuses an output that is the
 # results file itself (by any name: the path, a symlink, a hard link) and replaces a CSV only
-# once it is complete, so a failed export leaves the old CSV and no temporary file. Each refusal
-# exits 2 with one line naming both files, and the input is unchanged (cmp with a copy).
+# once it is complete, so a failed export leaves the old CSV and no temporary file; `run`
+# refuses the sweep file as its results file (-o or output:), `merge` one of its inputs. Each
+# refusal exits 2 with one line naming both files, and the input is unchanged (cmp with a copy).
 # Usage: output_safety.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 
@@ -65,5 +66,27 @@ no_partial
 "$QSWEEP" export r.h5 --group exact --csv /dev/stdout >stdout.csv
 cmp stdout.csv old.copy || fail "export --csv /dev/stdout is not the CSV"
 no_partial
+
+# --- run: the sweep file as the results file, by -o or by its own output: -------------------------
+cp s.yaml s.copy
+ln -s s.yaml soft.yaml
+ln s.yaml hard.yaml
+sed 's/^name: safety$/&\noutput: itself.yaml/' s.yaml >itself.yaml
+cp itself.yaml itself.copy
+before=$(ls)
+for output in s.yaml soft.yaml hard.yaml; do
+  refused 2 "$output is the sweep file s.yaml" "$QSWEEP" run s.yaml -o "$output" --force
+  refused 2 "$output is the sweep file s.yaml" "$QSWEEP" run s.yaml -o "$output" --resume
+done
+refused 2 "itself.yaml is the sweep file itself.yaml" "$QSWEEP" run itself.yaml --force
+cmp s.yaml s.copy && cmp itself.yaml itself.copy || fail "a refused run changed the sweep file"
+[ "$(ls)" = "$before" ] || fail "a refused run made files: $(ls)"
+
+# --- merge: -o one of the files merged, by any name ---------------------------------------------
+cp r.h5 r2.h5
+for output in r.h5 hard.h5 linked/exact.csv; do
+  refused 2 "-o $output is one of the files merged" "$QSWEEP" merge r.h5 r2.h5 -o "$output" --force
+done
+cmp r.h5 r.copy || fail "a refused merge changed r.h5"
 
 echo "PASS: outputs never destroy their inputs"

@@ -4,6 +4,8 @@
 # once it is complete, so a failed export leaves the old CSV and no temporary file; `run`
 # refuses the sweep file as its results file (-o or output:), `merge` one of its inputs. Each
 # refusal exits 2 with one line naming both files, and the input is unchanged (cmp with a copy).
+# An `output:` of the sweep that is not a possible results file (/dev/null) is refused at its
+# line.
 # Usage: output_safety.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 
@@ -81,6 +83,12 @@ done
 refused 2 "itself.yaml is the sweep file itself.yaml" "$QSWEEP" run itself.yaml --force
 cmp s.yaml s.copy && cmp itself.yaml itself.copy || fail "a refused run changed the sweep file"
 [ "$(ls)" = "$before" ] || fail "a refused run made files: $(ls)"
+
+# --- run: an output: that cannot be a results file is refused at its line ------------------------
+for output in /dev/null /proc/self/mem; do
+  sed "s|^name: safety\$|&\noutput: $output|" s.yaml >device.yaml
+  refused 2 "qsweep: error: device.yaml:2:9: output $output" "$QSWEEP" run device.yaml --force
+done
 
 # --- merge: -o one of the files merged, by any name ---------------------------------------------
 cp r.h5 r2.h5

@@ -465,15 +465,21 @@ const CommandRegistration export_registration(41, [](CLI::App& app, int& exit_co
       ->add_option("--group", args->groups,
                    fmt::format("{}, tasks, several of them, or all (the default)",
                                fmt::join(enum_names<sweep::Method>(), ", ")))
-      ->delimiter(',');
-  auto* csv = command->add_option("--csv", args->csv,
-                                  "output file of one group (default: "
-                                  "standard output)");
-  command->add_option("--dir", args->dir, "write each group to DIR/GROUP.csv")->excludes(csv);
+      ->delimiter(',')
+      ->check(non_empty("a group name"));
+  auto* csv = command
+                  ->add_option("--csv", args->csv,
+                               "output file of one group (default: "
+                               "standard output)")
+                  ->check(non_empty("a file name, or - for standard output"));
+  command->add_option("--dir", args->dir, "write each group to DIR/GROUP.csv")
+      ->excludes(csv)
+      ->check(non_empty("a directory"));
   command
       ->add_option("--columns", args->columns,
                    "only these columns, in this order (comma-separated)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(non_empty("a column name"));
   command->footer(
       "Empty fields are NaN (not applicable or not computed). Rows of tasks that are "
       "not done have a status other than done. Exit codes: 0 written, 2 not a results file, "

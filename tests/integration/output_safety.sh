@@ -5,7 +5,7 @@
 # refuses the sweep file as its results file (-o or output:), `merge` one of its inputs. Each
 # refusal exits 2 with one line naming both files, and the input is unchanged (cmp with a copy).
 # An `output:` of the sweep that is not a possible results file (/dev/null) is refused at its
-# line.
+# line. An empty option value (--output=, -o '') is refused naming the option.
 # Usage: output_safety.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 
@@ -96,5 +96,16 @@ for output in r.h5 hard.h5 linked/exact.csv; do
   refused 2 "-o $output is one of the files merged" "$QSWEEP" merge r.h5 r2.h5 -o "$output" --force
 done
 cmp r.h5 r.copy || fail "a refused merge changed r.h5"
+
+# --- empty option values: an error naming the option, never a file named after the next argument -
+before=$(ls)
+refused 2 "--output: empty value" "$QSWEEP" run s.yaml --output= -q
+refused 2 "--output: empty value" "$QSWEEP" run s.yaml -o ''
+refused 2 "--csv: empty value" "$QSWEEP" export r.h5 --group tasks --csv= --columns id
+refused 2 "--dir: empty value" "$QSWEEP" export r.h5 --dir= linked
+refused 2 "--group: empty value" "$QSWEEP" export r.h5 --group '' --csv g.csv
+refused 2 "file: empty value" "$QSWEEP" status ''
+[ "$(ls)" = "$before" ] || fail "a refused empty value made files: $(ls)"
+cmp r.h5 r.copy || fail "a refused empty value changed r.h5"
 
 echo "PASS: outputs never destroy their inputs"

@@ -40,6 +40,15 @@ inline CLI::Validator positive_number(const std::string& what) {
       },
       "> 0");
 }
+// Paths and names (-o, --csv, --group, a command's file): an empty value ('', or "--output="
+// as main.cpp passes it) is an error naming the option, never "nothing" or the working directory.
+inline CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator(
+      [what](const std::string& text) {
+        return text.empty() ? "empty value; expected " + what : std::string();
+      },
+      "");
+}
 inline CLI::Validator non_negative_integer(const std::string& what) {
   return CLI::Validator(
       [what](const std::string& text) -> std::string {
@@ -69,7 +78,7 @@ std::pair<CLI::App*, Args*> add_file_command(CLI::App& app, int& exit_code, cons
                                              int (*run)(const Args&)) {
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(name, description);
-  command->add_option("file", args->file, file_help)->required();
+  command->add_option("file", args->file, file_help)->required()->check(non_empty(file_help));
   command->callback([args, run, &exit_code] { exit_code = run(*args); });
   return {command, args.get()};
 }

@@ -77,11 +77,8 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
   command
       ->add_option("-o,--output", args->options.output,
                    "results file (default: the sweep file's output:)")
-      ->check(CLI::Validator(
-          [](const std::string& path) {
-            return path.empty() ? std::string("empty path; expected a results file name") : "";
-          },
-          "FILE"));
+      ->type_name("FILE")
+      ->check(non_empty("a results file name"));
   auto* resume = command->add_flag(
       "--resume", args->options.resume,
       "continue an existing results file: run the tasks not done (pending or failed); a sweep "

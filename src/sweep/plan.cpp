@@ -159,6 +159,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
   if (seed) plan.seed = state.seed = read_seed(*seed, loc);
   if (const YAML::Node* node = value_of("output")) {
     plan.output = detail::read_string(*node, loc, "output", "a file path");
+    plan.output_location = loc.at(*node);
     if (const std::string problem = output_path_problem(plan.output); !problem.empty())
       fail(loc.at(*node), fmt::format("output {}; expected the path of a results file such as "
                                       "results/my-study.h5",

@@ -289,6 +289,8 @@ not_run docs/running.md "qsweep: error: started by a launcher of MPICH" \
   "needs the other MPI family's launcher: tests/integration/run_launcher.sh checks this message"
 not_run docs/running.md "qsweep: error: a.h5: damaged structure: no dataset /tasks/status" \
   "needs a damaged file (h5py): tests/integration/run_foreign.sh checks this message"
+not_run docs/running.md "qsweep: error: --csv r.h5 is the results file r.h5" \
+  "a message: tests/integration/output_safety.sh checks it"
 # The status examples are of the sweep-format example's results/ring.h5; one more block with an
 # unstable load shows the `unstable` section too.
 block docs/sweep-format.md "name: ring-vs-complete"

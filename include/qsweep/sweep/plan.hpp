@@ -112,6 +112,8 @@ struct Plan {
   std::string yaml_sha256;  // hex SHA-256 of yaml_text
   std::string hash;         // hex digest of the expanded task list: resume refuses a mismatch
   std::string output;       // `output:` of the file, "" if absent (-o overrides)
+  // Where `output:`'s value is, "FILE:LINE:COLUMN", for messages about that path.
+  std::string output_location;
   std::uint64_t seed = 0;
   bool on_unstable_error = false;  // `on_unstable: error`
   PlanTasks tasks;                 // tasks[i].id == i

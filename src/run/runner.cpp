@@ -930,37 +930,39 @@ std::string output_path(const sweep::Plan& plan, const RunOptions& options) {
   throw InputError("no results file: give -o FILE or `output:` in " + plan.source);
 }
 
-// Rank 0: checks that `path` (a real_results_path) can be a results file, with the files beside
-// it (before anything is written), creating its directory if needed. It must not be the sweep
-// file (the same device and inode: also through a symlink or a hard link), which --force would
-// replace. A path from the sweep's `output:` is refused with the place of that line.
-void check_output_location(const sweep::Plan& plan, const std::string& path, bool from_sweep) {
+// Rank 0: checks that `path` (the real_results_path of `given`, the name the user gave, which
+// messages quote) can be a results file, with the files beside it (before anything is written),
+// creating its directory if needed. It must not be the sweep file (the same device and inode:
+// also through a symlink or a hard link), which --force would replace. A path from the sweep's
+// `output:` is refused with the place of that line.
+void check_output_location(const sweep::Plan& plan, const std::string& given,
+                           const std::string& path, bool from_sweep) {
   namespace fs = std::filesystem;
-  const std::string where = from_sweep ? plan.output_location + ": output " : "";
+  const std::string where = (from_sweep ? plan.output_location + ": output " : "") + given;
   store::check_companions(path);
   std::error_code error;
   if (fs::equivalent(path, plan.source, error)) {
-    throw InputError(where + path + " is the sweep file " + plan.source +
+    throw InputError(where + " is the sweep file " + plan.source +
                      "; expected the name of a results file");
   }
   if (fs::is_directory(path, error)) {
-    throw InputError(where + path + " is a directory; expected the name of a results file (e.g. " +
-                     (fs::path(path) / "results.h5").string() + ")");
+    throw InputError(where + " is a directory; expected the name of a results file (e.g. " +
+                     (fs::path(given) / "results.h5").string() + ")");
   }
   if (fs::exists(path, error) && !fs::is_regular_file(path, error)) {
-    throw InputError(where + path + " exists and is not a regular file; expected a results file");
+    throw InputError(where + " exists and is not a regular file; expected a results file");
   }
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) {
     fs::create_directories(parent, error);
     if (error) {
-      throw InputError(where + path + ": cannot create its directory " + parent.string() + " (" +
+      throw InputError(where + ": cannot create its directory " + parent.string() + " (" +
                        error.message() + ")");
     }
   }
   const std::string directory = parent.empty() ? "." : parent.string();
   if (access(directory.c_str(), W_OK | X_OK) != 0) {
-    throw InputError(where + path + ": cannot write into its directory " + directory + " (" +
+    throw InputError(where + ": cannot write into its directory " + directory + " (" +
                      std::strerror(errno) + ")");
   }
 }
@@ -1307,8 +1309,9 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && options.force)
       throw InputError("--resume and --force exclude each other");
     spans = check_memory(plan, nodes, options, comm.size() == 1 || !options.dedicated_coordinator);
-    path = store::real_results_path(output_path(plan, options));
-    check_output_location(plan, path, options.output.empty());
+    const std::string given = output_path(plan, options);
+    path = store::real_results_path(given);
+    check_output_location(plan, given, path, options.output.empty());
     lock.emplace(path, options.command_line);
     remove_leftovers(path);
     const bool exists = std::filesystem::exists(path);

@@ -26,8 +26,12 @@ struct MergeArgs {
 
 void check_output(const MergeArgs& args) {
   namespace fs = std::filesystem;
+  // As run's -o: an empty value, a control character or a directory name is refused by name.
+  const std::string problem = sweep::output_path_problem(args.output);
+  if (!problem.empty()) throw InputError("-o: the merged file's path " + problem);
   std::error_code error;
   for (const std::string& file : args.files) {
+    if (file.empty()) throw InputError("merge: an empty file name; expected a results file");
     if (fs::equivalent(file, args.output, error))
       throw InputError("-o " + args.output + " is one of the files merged; expected a new file");
   }

@@ -105,6 +105,10 @@ refused 2 "--csv: empty value" "$QSWEEP" export r.h5 --group tasks --csv= --colu
 refused 2 "--dir: empty value" "$QSWEEP" export r.h5 --dir= linked
 refused 2 "--group: empty value" "$QSWEEP" export r.h5 --group '' --csv g.csv
 refused 2 "file: empty value" "$QSWEEP" status ''
+refused 2 "-o: the merged file's path is empty" "$QSWEEP" merge r.h5 r2.h5 -o ''
+refused 2 "-o: the merged file's path is empty" "$QSWEEP" merge r.h5 r2.h5 --output= m.h5
+refused 2 "merge: an empty file name" "$QSWEEP" merge r.h5 '' -o m.h5
+refused 2 "--columns: empty value" "$QSWEEP" export r.h5 --group tasks --csv c.csv --columns ''
 [ "$(ls)" = "$before" ] || fail "a refused empty value made files: $(ls)"
 cmp r.h5 r.copy || fail "a refused empty value changed r.h5"
 

@@ -154,7 +154,7 @@ void print_json(const store::ResultsReader& reader, const StatusReport& report) 
   out["warnings"] = problems_json(report.warnings);
   out["warned_tasks"] = report.warned;
   out["exit_code"] = report.exit_status;
-  std::puts(out.dump(2).c_str());
+  std::puts(out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 // The running tasks of each rank and when it was last heard from ("running:" lines).

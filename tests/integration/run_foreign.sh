@@ -40,6 +40,8 @@ with copy("version_text.h5") as f:
 with copy("control_bytes.h5") as f:
     f.attrs["sweep_name"] = "run-mixed\x1b[2J\nforged: line"
     f.attrs["hostname"] = "node\x07"
+with copy("not_utf8.h5") as f:
+    f.attrs["sweep_name"] = np.bytes_(b"run-\xff\xfe")
 PY
 size=$(stat -c %s good.h5)
 head -c $((size - 1)) good.h5 >truncated.h5
@@ -105,4 +107,8 @@ grep -qF 'sweep:    run-mixed\x1b[2J\x0aforged: line from' status.txt || { cat s
 grep -qF 'on node\x07 by' status.txt || { cat status.txt; fail "status printed the host raw"; }
 ! grep -q $'\x1b\|\x07' status.txt || fail "status printed control bytes"
 ! grep -q '^forged' status.txt || fail "status printed a forged line"
+# Bytes that are not UTF-8 in a foreign file's attribute: status --json still prints JSON.
+expect_exit 0 "$QSWEEP" status not_utf8.h5 --json >status.json
+/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' status.json ||
+  fail "status --json of a file with non-UTF-8 attribute bytes is not JSON"
 echo "PASS: foreign and damaged results files are refused with exit 2 by every command"

@@ -116,6 +116,7 @@ int main_command(int argc, char** argv) {
     }
   }
   std::vector<const char*> pointers;
+  pointers.reserve(args.size());
   for (const std::string& arg : args) pointers.push_back(arg.c_str());
 
   try {

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "qsweep/common/printable.hpp"
+
 namespace qsweep::cli {
 
 // Adds a subcommand to `app`. Its callback runs the command and stores the process exit code
@@ -34,16 +36,25 @@ inline CLI::Validator positive_number(const std::string& what) {
         double value = 0.0;
         if (CLI::detail::lexical_cast(text, value) && std::isfinite(value) && value > 0.0)
           return "";
-        return "expected " + what + " > 0, not " + text;
+        return "expected " + what + " > 0, not " + printable(text);
       },
       "> 0");
+}
+// Paths and names (-o, --csv, --group, a command's file): an empty value ('', or "--output="
+// as main.cpp passes it) is an error naming the option, never "nothing" or the working directory.
+inline CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator(
+      [what](const std::string& text) {
+        return text.empty() ? "empty value; expected " + what : std::string();
+      },
+      "");
 }
 inline CLI::Validator non_negative_integer(const std::string& what) {
   return CLI::Validator(
       [what](const std::string& text) -> std::string {
         long long value = 0;
         if (CLI::detail::lexical_cast(text, value) && value >= 0) return "";
-        return "expected " + what + " >= 0 (an integer), not " + text;
+        return "expected " + what + " >= 0 (an integer), not " + printable(text);
       },
       ">= 0");
 }
@@ -67,7 +78,7 @@ std::pair<CLI::App*, Args*> add_file_command(CLI::App& app, int& exit_code, cons
                                              int (*run)(const Args&)) {
   auto args = std::make_shared<Args>();
   CLI::App* command = app.add_subcommand(name, description);
-  command->add_option("file", args->file, file_help)->required();
+  command->add_option("file", args->file, file_help)->required()->check(non_empty(file_help));
   command->callback([args, run, &exit_code] { exit_code = run(*args); });
   return {command, args.get()};
 }

@@ -95,7 +95,7 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Mem
     out["baseline_memory_bytes"] = memory.baseline;
     out["peak_memory_bytes"] = memory.peak;
     for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = cell_json(row.cells[i]);
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
   std::vector<std::pair<std::string, std::string>> lines = {

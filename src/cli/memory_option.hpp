@@ -3,6 +3,7 @@
 // checked while the command line is parsed (exit 2), and the limit of a task outside MPI (plan,
 // validate, eval: this machine's memory by default). docs/running.md, "Memory".
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "qsweep/common/error.hpp"
@@ -28,7 +29,8 @@ inline CLI::Option* add_memory_option(CLI::App* command, const std::string& name
 }
 
 // --max-task-memory TEXT, or by default the memory of this machine (a task must fit in it
-// alone), above what this process holds now (the plan loaded).
+// alone), or this process's address-space limit (ulimit -v) where lower, above what this process
+// holds now (the plan loaded).
 inline sweep::MemoryLimit local_memory_limit(const std::string& text) {
   sweep::MemoryLimit limit;
   limit.baseline_bytes = run::resident_bytes();
@@ -39,8 +41,13 @@ inline sweep::MemoryLimit local_memory_limit(const std::string& text) {
   }
   const run::MachineMemory machine = run::machine_memory();
   limit.bytes = machine.bytes;
-  limit.source = "the default --max-task-memory " + sweep::memory_text(machine.bytes) +
-                 ", this machine's memory (" + machine.source + ")";
+  std::string source = "this machine's memory (" + machine.source + ")";
+  if (const std::optional<run::MachineMemory> address = run::address_space_limit();
+      address && address->bytes < limit.bytes) {
+    limit.bytes = address->bytes;
+    source = address->source;
+  }
+  limit.source = "the default --max-task-memory " + sweep::memory_text(limit.bytes) + ", " + source;
   return limit;
 }
 

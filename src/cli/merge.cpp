@@ -11,6 +11,7 @@
 #include "qsweep/run/combine.hpp"
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/run/signals.hpp"
+#include "qsweep/store/companions.hpp"
 #include "qsweep/store/writer_lock.hpp"
 #include "qsweep/sweep/plan.hpp"
 
@@ -25,8 +26,12 @@ struct MergeArgs {
 
 void check_output(const MergeArgs& args) {
   namespace fs = std::filesystem;
+  // As run's -o: an empty value, a control character or a directory name is refused by name.
+  const std::string problem = sweep::output_path_problem(args.output);
+  if (!problem.empty()) throw InputError("-o: the merged file's path " + problem);
   std::error_code error;
   for (const std::string& file : args.files) {
+    if (file.empty()) throw InputError("merge: an empty file name; expected a results file");
     if (fs::equivalent(file, args.output, error))
       throw InputError("-o " + args.output + " is one of the files merged; expected a new file");
   }
@@ -76,9 +81,11 @@ int merge(const MergeArgs& args, int ranks) {
   if (ranks > 1)
     throw InputError(fmt::format("qsweep merge runs on one process, not {} ranks", ranks));
   check_output(args);
+  const std::string output = store::real_results_path(args.output);
+  store::check_companions(output);
   const run::SignalWatch signals;  // a stop signal ends the copy between pieces of rows
-  const store::WriterLock lock(args.output, own_command_line());
-  run::remove_leftovers(args.output);
+  store::WriterLock lock(output, own_command_line());
+  run::remove_leftovers(output);
   std::vector<run::ResultsSource> sources;
   sources.reserve(args.files.size());
   for (const std::string& file : args.files) sources.push_back(run::open_source(file));
@@ -90,9 +97,9 @@ int merge(const MergeArgs& args, int ranks) {
   }
   std::uint64_t copied = 0;
   try {
-    copied = run::write_combined(args.output, plan, pointers,
-                                 store::Provenance::now(own_command_line(), 1),
-                                 [&] { return signals.requested() != run::StopMode::none; });
+    copied =
+        run::write_combined(output, plan, pointers, store::Provenance::now(own_command_line(), 1),
+                            lock, [&] { return signals.requested() != run::StopMode::none; });
   } catch (const run::CombineStopped&) {
     fmt::print(stderr, "qsweep: stopped by a signal: {} was not written\n", args.output);
     return exit_code::incomplete;

@@ -156,7 +156,7 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
                                     {"memory_bytes", task.memory},
                                     {"parameters", parameters_json(task)}});
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
   std::printf("sweep %s (%s): %zu tasks", plan.name.c_str(), plan.source.c_str(),

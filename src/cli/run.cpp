@@ -33,11 +33,12 @@ int run_command(const RunArgs& args) {
   if (!args.node_memory.empty())
     options.node_memory = sweep::parse_memory_size(args.node_memory, "--node-memory");
   options.command_line = own_command_line();
+  const run::Environment launched = run::launch_environment();  // before MPI_Init changes it
   run::MpiSession mpi;
   int code = exit_code::ok;
   bool left_task_running = false;
   try {
-    const std::string mislaunch = run::single_rank_mislaunch(mpi.size());
+    const std::string mislaunch = run::single_rank_mislaunch(mpi.size(), launched);
     if (!mislaunch.empty()) throw run::AgreedInputError(mislaunch);  // one rank: agreed
     run::TestHold::from_environment();  // a malformed testing hook stops the run before any file
     const run::Comm world = run::Comm::world();
@@ -45,6 +46,10 @@ int run_command(const RunArgs& args) {
     const run::RunResult result = run::run_plan(world, plan, options);
     code = result.exit_code;
     left_task_running = result.left_task_running;
+  } catch (const run::StoppedWhilePlanning& e) {
+    if (mpi.rank() == 0)
+      std::fprintf(stderr, "qsweep: %s; nothing written: run it again\n", e.what());
+    code = exit_code::incomplete;
   } catch (const run::AgreedInputError& e) {
     // Every rank has the same error and no collective file operation is under way.
     if (mpi.rank() == 0) std::fprintf(stderr, "qsweep: error: %s\n", e.what());
@@ -72,11 +77,8 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
   command
       ->add_option("-o,--output", args->options.output,
                    "results file (default: the sweep file's output:)")
-      ->check(CLI::Validator(
-          [](const std::string& path) {
-            return path.empty() ? std::string("empty path; expected a results file name") : "";
-          },
-          "FILE"));
+      ->type_name("FILE")
+      ->check(non_empty("a results file name"));
   auto* resume = command->add_flag(
       "--resume", args->options.resume,
       "continue an existing results file: run the tasks not done (pending or failed); a sweep "
@@ -109,7 +111,7 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
   command->footer(
       "Exit codes: 0 all tasks done (or unstable), 1 runtime error (the job ended with MPI_Abort), "
       "2 bad input, a task that does not fit --max-task-memory or a node, or a mis-launch (one MPI "
-      "rank where SLURM_NTASKS > 1; nothing written), 3 the "
+      "rank where SLURM or the launcher started several processes; nothing written), 3 the "
       "sweep finished but some tasks failed, 4 stopped early (signal): continue with --resume. "
       "SIGUSR1 drains (running tasks finish), SIGTERM/SIGINT stop at once (running tasks stay "
       "pending).");

@@ -1,6 +1,8 @@
 // qsweep status OUT.h5 and qsweep export OUT.h5 [--group G] [--csv FILE | --dir DIR]: reading a
 // results file (serially; safe while a job is still writing it). See docs/running.md.
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,6 +22,7 @@
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/common/printable.hpp"
 #include "qsweep/store/activity.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
@@ -151,7 +154,7 @@ void print_json(const store::ResultsReader& reader, const StatusReport& report) 
   out["warnings"] = problems_json(report.warnings);
   out["warned_tasks"] = report.warned;
   out["exit_code"] = report.exit_status;
-  std::puts(out.dump(2).c_str());
+  std::puts(out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 // The running tasks of each rank and when it was last heard from ("running:" lines).
@@ -186,7 +189,8 @@ void print_problems(TaskStatus status, const std::vector<store::TaskProblem>& pr
   fmt::print("\n{} ({}{}):\n", qsweep::name_of(status), count,
              count > limit ? fmt::format(", first {}", limit) : "");
   for (const store::TaskProblem& problem : problems) {
-    fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
+    fmt::print("  task {} ({}): {}\n", problem.id, printable(problem.method),
+               printable(problem.error));
   }
 }
 
@@ -201,17 +205,18 @@ int status_command(const StatusArgs& args) {
     print_json(reader, report);
     return report.exit_status;
   }
-  fmt::print("file:     {} ({} v{})\n", args.file, reader.attribute("format"),
-             reader.attribute("format_version"));
-  fmt::print("sweep:    {} from {} (sha256 {})\n", reader.attribute("sweep_name"),
-             reader.attribute("sweep_source"), reader.attribute("sweep_sha256").substr(0, 16));
-  fmt::print("plan:     {} tasks, hash {}\n", reader.task_count(),
-             reader.attribute("plan_hash").substr(0, 16));
-  fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n",
-             reader.attribute("created"), reader.attribute("hostname"),
-             reader.attribute("qsweep_version"), reader.attribute("git_commit"),
-             reader.attribute("mpi_ranks"));
-  fmt::print("command:  {}\n", reader.attribute("command_line"));
+  // A root attribute as text a terminal shows as it is (a foreign file's may hold control bytes).
+  const auto shown = [&reader](const std::string& name, std::size_t length = std::string::npos) {
+    return printable(reader.attribute(name).substr(0, length));
+  };
+  fmt::print("file:     {} ({} v{})\n", printable(args.file), shown("format"),
+             shown("format_version"));
+  fmt::print("sweep:    {} from {} (sha256 {})\n", shown("sweep_name"), shown("sweep_source"),
+             shown("sweep_sha256", 16));
+  fmt::print("plan:     {} tasks, hash {}\n", reader.task_count(), shown("plan_hash", 16));
+  fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n", shown("created"),
+             shown("hostname"), shown("qsweep_version"), shown("git_commit"), shown("mpi_ranks"));
+  fmt::print("command:  {}\n", shown("command_line"));
   if (!report.writer.empty()) fmt::print("writing:  {}\n", report.writer);
   if (report.activity) print_activity(*report.activity);
   fmt::print("\n");
@@ -219,8 +224,8 @@ int status_command(const StatusArgs& args) {
   fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "method", "tasks", "done", "failed",
              "unstable", "pending");
   auto row = [](const std::string& name, const store::StatusCounts& counts) {
-    fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", name, counts.total(), counts.done,
-               counts.failed, counts.unstable, counts.pending);
+    fmt::print("{:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", printable(name), counts.total(),
+               counts.done, counts.failed, counts.unstable, counts.pending);
   };
   for (const auto& [method, counts] : report.by_method) row(method, counts);
   row("all", report.all);
@@ -231,7 +236,8 @@ int status_command(const StatusArgs& args) {
     fmt::print("\nwarnings ({}{}):\n", report.warned,
                report.warned > args.limit ? fmt::format(", first {}", args.limit) : "");
     for (const store::TaskProblem& problem : report.warnings) {
-      fmt::print("  task {} ({}): {}\n", problem.id, problem.method, problem.error);
+      fmt::print("  task {} ({}): {}\n", problem.id, printable(problem.method),
+                 printable(problem.error));
     }
   }
   return report.exit_status;
@@ -358,14 +364,64 @@ std::string cannot_create(const std::string& path, int error) {
   return "cannot create " + path + ": " + std::strerror(error);
 }
 
-void write_csv_file(const store::ResultsReader& reader, const std::string& group,
-                    const std::vector<std::string>& columns, const std::string& path) {
+void write_csv_to(const store::ResultsReader& reader, const std::string& group,
+                  const std::vector<std::string>& columns, const std::string& file,
+                  const std::string& path) {
   errno = 0;
-  std::ofstream out(path, std::ios::binary);
+  std::ofstream out(file, std::ios::binary);
   if (!out) throw Error(cannot_create(path, errno));
   write_csv(reader, group, columns, out);
   out.close();
   if (!out) throw Error("cannot write " + path + " (disk full?)");
+}
+
+// Removes a temporary file on every way out but a successful rename.
+struct TemporaryFile {
+  std::string path;
+  bool renamed = false;
+  ~TemporaryFile() {
+    if (!renamed) ::unlink(path.c_str());
+  }
+};
+
+// The CSV is written to PATH.partial-XXXXXX beside PATH and renamed over it once complete, so a
+// failed export (a bad column, a full disk, a PATH that is a directory) leaves PATH as it was.
+// A symlink or a device or pipe (/dev/stdout) is written in place: a rename would replace the
+// link or the device node instead of writing through it.
+void write_csv_file(const store::ResultsReader& reader, const std::string& group,
+                    const std::vector<std::string>& columns, const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
+    write_csv_to(reader, group, columns, path, path);
+    return;
+  }
+  std::string name = path + ".partial-XXXXXX";
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) throw Error(cannot_create(path, errno));
+  TemporaryFile temporary{name};
+  // mkstemp makes the file 0600: give the CSV the mode a plain create gives (0666 less umask).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  const int moded = ::fchmod(fd, 0666 & ~mask);
+  const int error = errno;
+  ::close(fd);
+  if (moded != 0) throw Error("cannot create " + path + ": " + std::strerror(error));
+  write_csv_to(reader, group, columns, name, path);
+  if (::rename(name.c_str(), path.c_str()) != 0)
+    throw Error("cannot replace " + path + ": " + std::strerror(errno));
+  temporary.renamed = true;
+}
+
+// An output that is the results file itself (the same device and inode: also through a symlink
+// or a hard link) is refused before anything is written: writing it destroys what is read.
+void refuse_results_file(const std::string& results, const std::string& output,
+                         const std::string& option) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(output, results, ec))
+    throw InputError(
+        fmt::format("{} {} is the results file {} that is exported; expected "
+                    "another file",
+                    option, printable(output), printable(results)));
 }
 
 int export_command(const ExportArgs& args) {
@@ -382,9 +438,13 @@ int export_command(const ExportArgs& args) {
     std::error_code ec;
     if (!std::filesystem::is_directory(args.dir, ec))
       throw InputError("--dir: " + args.dir + " is not a directory");
-    for (const std::string& group : groups)
-      write_csv_file(reader, group, args.columns,
-                     (std::filesystem::path(args.dir) / (group + ".csv")).string());
+    std::vector<std::string> paths;
+    for (const std::string& group : groups) {
+      paths.push_back((std::filesystem::path(args.dir) / (group + ".csv")).string());
+      refuse_results_file(args.file, paths.back(), "--dir:");
+    }
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      write_csv_file(reader, groups[i], args.columns, paths[i]);
     return exit_code::ok;
   }
   if (args.csv.empty() || args.csv == "-") {
@@ -393,6 +453,7 @@ int export_command(const ExportArgs& args) {
     if (!std::cout) throw Error("cannot write the CSV to standard output");
     return exit_code::ok;
   }
+  refuse_results_file(args.file, args.csv, "--csv");
   write_csv_file(reader, groups.front(), args.columns, args.csv);
   return exit_code::ok;
 }
@@ -407,15 +468,21 @@ const CommandRegistration export_registration(41, [](CLI::App& app, int& exit_co
       ->add_option("--group", args->groups,
                    fmt::format("{}, tasks, several of them, or all (the default)",
                                fmt::join(enum_names<sweep::Method>(), ", ")))
-      ->delimiter(',');
-  auto* csv = command->add_option("--csv", args->csv,
-                                  "output file of one group (default: "
-                                  "standard output)");
-  command->add_option("--dir", args->dir, "write each group to DIR/GROUP.csv")->excludes(csv);
+      ->delimiter(',')
+      ->check(non_empty("a group name"));
+  auto* csv = command
+                  ->add_option("--csv", args->csv,
+                               "output file of one group (default: "
+                               "standard output)")
+                  ->check(non_empty("a file name, or - for standard output"));
+  command->add_option("--dir", args->dir, "write each group to DIR/GROUP.csv")
+      ->excludes(csv)
+      ->check(non_empty("a directory"));
   command
       ->add_option("--columns", args->columns,
                    "only these columns, in this order (comma-separated)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(non_empty("a column name"));
   command->footer(
       "Empty fields are NaN (not applicable or not computed). Rows of tasks that are "
       "not done have a status other than done. Exit codes: 0 written, 2 not a results file, "

@@ -1,5 +1,5 @@
-// General exact engine: the union-lattice recursion of DESIGN.md on dense arrays indexed by the
-// server-set bitmask (docs/exact.md has the derivations).
+// General exact engine: the union-lattice recursion on dense arrays indexed by the server-set
+// bitmask (docs/exact.md, "General engine: the union lattice", has the derivations).
 //
 // Notation: L = N * lambda, rate_t = L p_t, lam(B) = sum of rate_t over types t inside B,
 // d(B) = mu(B) - lam(B) > 0 (stability). For a union B:

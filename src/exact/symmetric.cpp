@@ -1,6 +1,6 @@
 // Symmetric exact engines: families on identical servers whose union weights depend only on the
 // union size (complete with any d, independent = complete with d = 1, singletons_full). The
-// lattice of 2^N unions lumps to the sizes 0..N (DESIGN.md "Exact product form"):
+// lattice of 2^N unions lumps to the sizes 0..N (docs/exact.md, "Symmetric engines"):
 //   F(v) d(v) = sum_{u < v} rate(u -> v) F(u),   d(v) = v mu - lam(v),
 // where F(v) sums the weights of all unions of size v and rate(u -> v) is the total arrival rate
 // of the types that grow one fixed union of size u to size v. Job types fall into classes

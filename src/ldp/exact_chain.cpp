@@ -7,9 +7,9 @@
 // - scale is a power of two, moved at the checkpoints so that sum u stays near 2^kTopExponent:
 //   the vector spans the whole double range, ~1e-600 of the total mass instead of 1e-308;
 // - a >= 1 tilts the chain towards more jobs (arrival moves x a, departures x 1/a: the step
-//   costs the same). With a = u*, the arrival tilt of the optimal path (DESIGN.md), the states on
-//   the way to the event carry the largest u, and the states that flush are those whose mass no
-//   longer matters. a = 1 unless the event is too rare for the untilted vector.
+//   costs the same). With a = u*, the arrival tilt of the optimal path (docs/ldp.md, "Theory"),
+//   the states on the way to the event carry the largest u, and the states that flush are those
+//   whose mass no longer matters. a = 1 unless the event is too rare for the untilted vector.
 // p, the bounds and G(k) are kept as logarithms.
 //
 // Bounds. After step k a state s holds true mass v(s); what it can still add to p is at most

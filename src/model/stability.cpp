@@ -122,27 +122,36 @@ std::logic_error no_subset_mass(const Family& family) {
                   name_of(family.kind())));
 }
 
-// g(u) in floating point, and the number of roundings in it (each at most u relative).
-std::pair<double, int> subset_mass(const Family& family, int u) {
-  const int N = family.num_servers();
-  switch (family.kind()) {
-    case FamilyKind::independent:
-      return {static_cast<double>(u) / N, 1};
-    case FamilyKind::singletons_full: {
-      const double eps = family.params().eps;
-      return {u == N ? 1.0 : u * (N - 1 - eps) / (N * (N - 1.0)), 5};
+// g(u) in floating point for u = 1, 2, ..., N in turn, and the number of roundings in it (each
+// at most u relative).
+class SubsetMass {
+ public:
+  explicit SubsetMass(const Family& family)
+      : family_(family),
+        complete_(family.num_servers(),
+                  family.kind() == FamilyKind::complete ? family.params().d : 1) {}
+  std::pair<double, int> next() {
+    const int N = family_.num_servers();
+    const int u = ++u_;
+    switch (family_.kind()) {
+      case FamilyKind::independent:
+        return {static_cast<double>(u) / N, 1};
+      case FamilyKind::singletons_full: {
+        const double eps = family_.params().eps;
+        return {u == N ? 1.0 : u * (N - 1 - eps) / (N * (N - 1.0)), 5};
+      }
+      case FamilyKind::complete:  // C(u, d) / C(N, d) from ratios (no overflow)
+        return complete_.next();
+      default:
+        throw no_subset_mass(family_);
     }
-    case FamilyKind::complete: {  // C(u, d) / C(N, d) as a product of ratios (no overflow)
-      const int d = family.params().d;
-      if (u < d) return {0.0, 0};
-      double r = 1.0;
-      for (int i = 0; i < d; ++i) r *= static_cast<double>(u - i) / (N - i);
-      return {r, 2 * d};
-    }
-    default:
-      throw no_subset_mass(family);
   }
-}
+
+ private:
+  const Family& family_;
+  InsideFraction complete_;
+  int u_ = 0;
+};
 
 // g(u) exactly as numerator(u) / denominator.
 class ExactSubsetMass {
@@ -213,9 +222,10 @@ StabilityReport min_over_sizes(const Family& family, const std::vector<double>& 
   double worst_f = std::numeric_limits<double>::infinity();
   std::vector<int> unknown;  // sizes floating point cannot decide
   double unknown_f = 0.0, unknown_error = 0.0;
+  SubsetMass subset_mass(family);
   for (int u = 1; u <= largest; ++u) {
     prefix.add(speeds[static_cast<std::size_t>(order[static_cast<std::size_t>(u - 1)])]);
-    const auto [mass, roundings] = subset_mass(family, u);
+    const auto [mass, roundings] = subset_mass.next();
     const double rate = load.value * mass;
     const double f = prefix.value() - rate;
     const double error = (prefix.error() + rate * ((roundings + 2) * kUnit + load.relative_error) +

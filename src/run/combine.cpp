@@ -14,6 +14,7 @@
 #include "qsweep/common/error.hpp"
 #include "qsweep/run/plan_results.hpp"
 #include "qsweep/run/test_hold.hpp"
+#include "qsweep/store/companions.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/stored_rows.hpp"
 #include "qsweep/sweep/columns.hpp"
@@ -93,7 +94,7 @@ void check_contains(const sweep::Plan& to, const std::string& to_name, const swe
 
 std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
                              const std::vector<const ResultsSource*>& sources,
-                             const store::Provenance& provenance,
+                             const store::Provenance& provenance, store::WriterLock& lock,
                              const std::function<bool()>& stop_now) {
   // Each source's finished rows by task content (the first row of a content).
   std::vector<std::unordered_map<std::string, std::uint64_t>> rows_of(sources.size());
@@ -105,8 +106,8 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
   }
 
   const store::Layout layout = results_layout(plan);
-  const std::string temporary = path + ".combined";
-  create_results_file(temporary, plan, layout, provenance, MPI_COMM_SELF);
+  const std::string temporary = path + std::string(store::kCombinedSuffix);
+  create_results_file(temporary, plan, layout, provenance, MPI_COMM_SELF, &lock);
   std::uint64_t copied = 0;
   try {
     store::ResultsFile file(temporary, layout, MPI_COMM_SELF);
@@ -199,8 +200,9 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
 }
 
 void remove_leftovers(const std::string& path) {
-  for (const std::string& leftover :
-       {path + ".partial", path + ".combined", path + ".combined.partial"}) {
+  const std::string combined = path + std::string(store::kCombinedSuffix);
+  const std::string partial(store::kPartialSuffix);
+  for (const std::string& leftover : {path + partial, combined, combined + partial}) {
     std::error_code error;
     if (std::filesystem::remove(leftover, error)) {
       fmt::print(stderr, "qsweep: removed {}, left by a job that was killed\n", leftover);

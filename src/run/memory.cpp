@@ -6,6 +6,7 @@
 #include <malloc.h>
 #endif
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/exact/lattice_array.hpp"  // kept_block_resident_bytes
+#include "qsweep/sweep/cost.hpp"           // memory_text
 
 namespace qsweep::run {
 namespace {
@@ -62,6 +64,25 @@ void lower_to_cgroup_limit(const std::string& mount, std::string path, const std
   }
 }
 
+// The process's mapped (VmSize) and resident bytes, from /proc/self/statm (in pages); 0 if
+// unreadable. The resident part of the block the exact engine keeps is left out.
+struct ProcessSizes {
+  double mapped = 0.0, resident = 0.0;
+};
+ProcessSizes process_sizes() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return {};
+  unsigned long long size = 0, resident = 0;
+  const int read = std::fscanf(statm, "%llu %llu", &size, &resident);
+  std::fclose(statm);
+  if (read != 2) return {};
+  const auto page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  return {static_cast<double>(size) * page,
+          std::max(static_cast<double>(resident) * page -
+                       static_cast<double>(exact::kept_block_resident_bytes()),
+                   0.0)};
+}
+
 }  // namespace
 
 MachineMemory machine_memory(const std::string& proc, const std::string& cgroup_root) {
@@ -98,16 +119,21 @@ MachineMemory machine_memory(const std::string& proc, const std::string& cgroup_
 // VmRSS is the second field of /proc/self/statm (in pages), which the kernel makes much faster
 // than /proc/self/status: it is read once per batch. The block the exact engine keeps for the
 // next task is left out: it is counted in that task's estimate, not in the baseline.
-double resident_bytes() {
-  std::FILE* statm = std::fopen("/proc/self/statm", "r");
-  if (statm == nullptr) return 0.0;
-  unsigned long long size = 0, resident = 0;
-  const int read = std::fscanf(statm, "%llu %llu", &size, &resident);
-  std::fclose(statm);
-  if (read != 2) return 0.0;
-  const double bytes = static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  return std::max(bytes - static_cast<double>(exact::kept_block_resident_bytes()), 0.0);
+double resident_bytes() { return process_sizes().resident; }
+
+std::optional<MachineMemory> address_space_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  const ProcessSizes sizes = process_sizes();
+  const double beyond = std::max(sizes.mapped - sizes.resident, 0.0);
+  const auto bytes = static_cast<double>(limit.rlim_cur);
+  return MachineMemory{
+      std::max(bytes - beyond, 0.0),
+      fmt::format("this process's address-space limit (ulimit -v) {} less the {} it maps beyond "
+                  "its resident memory",
+                  sweep::memory_text(bytes), sweep::memory_text(beyond))};
 }
+
 double peak_resident_bytes() { return kib_field("/proc/self/status", "VmHWM"); }
 
 void release_free_memory() {

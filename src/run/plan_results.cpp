@@ -44,10 +44,10 @@ store::Layout results_layout(const sweep::Plan& plan) {
 
 void create_results_file(const std::string& path, const sweep::Plan& plan,
                          const store::Layout& layout, const store::Provenance& provenance,
-                         MPI_Comm comm) {
+                         MPI_Comm comm, store::WriterLock* lock) {
   const store::SweepIdentity sweep{plan.name, plan.source, plan.yaml_text, plan.yaml_sha256,
                                    plan.hash};
-  store::ResultsFile::create(path, sweep, layout, planned_rows(plan), provenance, comm);
+  store::ResultsFile::create(path, sweep, layout, planned_rows(plan), provenance, comm, lock);
 }
 
 void write_finished(store::ResultsFile& file, const sweep::Plan& plan,

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/common/printable.hpp"
 #include "qsweep/exact/lattice_array.hpp"
 #include "qsweep/run/combine.hpp"
 #include "qsweep/run/memory.hpp"
@@ -29,6 +30,7 @@
 #include "qsweep/run/signals.hpp"
 #include "qsweep/run/spans.hpp"
 #include "qsweep/store/activity.hpp"
+#include "qsweep/store/companions.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/results_reader.hpp"
@@ -362,7 +364,10 @@ class Coordinator {
   }
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
-  ~Coordinator() { store::remove_activity(path_); }
+  ~Coordinator() {
+    if (const std::string error = store::remove_activity(path_); !error.empty())
+      std::fprintf(stderr, "qsweep: warning: %s; remove it by hand\n", error.c_str());
+  }
 
   // Runs until every task is finished or a stop is complete; returns the exit code.
   int run() {
@@ -504,7 +509,13 @@ class Coordinator {
         rank.tasks = slot.outstanding.front().ids;
       }
     }
-    store::write_activity(path_, activity);
+    // Said once: `qsweep status` then shows no activity, the run goes on.
+    if (const std::string error = store::write_activity(path_, activity);
+        !error.empty() && !activity_warned_) {
+      std::fprintf(stderr, "qsweep: warning: %s; qsweep status will not show what the ranks do\n",
+                   error.c_str());
+      activity_warned_ = true;
+    }
     activity_written_ = now;
     activity_stale_ = false;
   }
@@ -770,7 +781,8 @@ class Coordinator {
   StopMode mode_ = StopMode::none;
   std::vector<Slot> slots_;
   double activity_written_ = 0.0;
-  bool activity_stale_ = false;  // changed since it was written
+  bool activity_stale_ = false;   // changed since it was written
+  bool activity_warned_ = false;  // that it cannot be written
   Outbox outbox_;
   Progress progress_;
 };
@@ -918,30 +930,40 @@ std::string output_path(const sweep::Plan& plan, const RunOptions& options) {
   throw InputError("no results file: give -o FILE or `output:` in " + plan.source);
 }
 
-// Rank 0: checks that `path` can be a results file (before anything is written), creating its
-// directory if needed.
-void check_output_location(const std::string& path) {
+// Rank 0: checks that `path` (the real_results_path of `given`, the name the user gave, which
+// messages quote) can be a results file, with the files beside it (before anything is written),
+// creating its directory if needed. It must not be the sweep file (the same device and inode:
+// also through a symlink or a hard link), which --force would replace. A path from the sweep's
+// `output:` is refused with the place of that line.
+void check_output_location(const sweep::Plan& plan, const std::string& given,
+                           const std::string& path, bool from_sweep) {
   namespace fs = std::filesystem;
+  const std::string where = (from_sweep ? plan.output_location + ": output " : "") + given;
+  store::check_companions(path);
   std::error_code error;
+  if (fs::equivalent(path, plan.source, error)) {
+    throw InputError(where + " is the sweep file " + plan.source +
+                     "; expected the name of a results file");
+  }
   if (fs::is_directory(path, error)) {
-    throw InputError(path + " is a directory; expected the name of a results file (e.g. " +
-                     (fs::path(path) / "results.h5").string() + ")");
+    throw InputError(where + " is a directory; expected the name of a results file (e.g. " +
+                     (fs::path(given) / "results.h5").string() + ")");
   }
   if (fs::exists(path, error) && !fs::is_regular_file(path, error)) {
-    throw InputError(path + " exists and is not a regular file; expected a results file");
+    throw InputError(where + " exists and is not a regular file; expected a results file");
   }
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) {
     fs::create_directories(parent, error);
     if (error) {
-      throw InputError("cannot create the directory " + parent.string() + " for " + path + ": " +
-                       error.message());
+      throw InputError(where + ": cannot create its directory " + parent.string() + " (" +
+                       error.message() + ")");
     }
   }
   const std::string directory = parent.empty() ? "." : parent.string();
   if (access(directory.c_str(), W_OK | X_OK) != 0) {
-    throw InputError("cannot write into " + directory + " (" + std::strerror(errno) + "), where " +
-                     path + " would be made");
+    throw InputError(where + ": cannot write into its directory " + directory + " (" +
+                     std::strerror(errno) + ")");
   }
 }
 
@@ -1002,12 +1024,24 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   return start;
 }
 
+// Rank 0, on --resume: the sweep's name is part of a study's identity (merge joins only files of
+// one name), so a renamed sweep does not continue a file that keeps the old name.
+void check_same_study(const sweep::Plan& plan, const std::string& path) {
+  const std::string name = store::ResultsReader(path).attribute("sweep_name");
+  if (name == plan.name) return;
+  throw InputError(fmt::format(
+      "{} holds the study '{}', {} names it '{}': a study keeps its name (qsweep merge joins "
+      "only files of one name); put back `name: {}` to continue it, or use --force to start it "
+      "again or -o for another file",
+      path, printable(name), plan.source, printable(plan.name), printable(name)));
+}
+
 // Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
 // replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
 // the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
-// False when a stop-now signal ended the growth: `path` is as it was.
+// False when a stop-now signal ended the growth: `path` is as it was. `lock` is its writer lock.
 bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
-                  int ranks, const SignalWatch& signals) {
+                  int ranks, const SignalWatch& signals, store::WriterLock& lock) {
   const std::string file_hash = store::ResultsReader(path).attribute("plan_hash");
   if (file_hash == plan.hash) return true;
   const std::string different = path + " holds the results of a different plan (plan hash " +
@@ -1035,7 +1069,7 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
   try {
     kept =
         write_combined(path, plan, {&source}, store::Provenance::now(options.command_line, ranks),
-                       [&] { return signals.requested() == StopMode::now; });
+                       lock, [&] { return signals.requested() == StopMode::now; });
   } catch (const CombineStopped&) {
     std::fprintf(stderr,
                  "qsweep: stopped by a signal while growing %s: it is as it was; run again with "
@@ -1059,10 +1093,13 @@ struct RankMemory {
   double node_bytes = 0.0;  // 0: could not be found out (node_source says why)
   std::string node_source;
   double resident_bytes = 0.0;
+  bool address_limited = false;  // address_space_limit() of the rank, when it has one
+  MachineMemory address_limit;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
-    ar & node_leader & node_bytes & node_source & resident_bytes;
+    ar & node_leader & node_bytes & node_source & resident_bytes & address_limited &
+        address_limit.bytes & address_limit.source;
     // clang-format on
   }
 };
@@ -1089,6 +1126,10 @@ NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
     }
   }
   mine.resident_bytes = resident_bytes();
+  if (const std::optional<MachineMemory> limit = address_space_limit()) {
+    mine.address_limited = true;
+    mine.address_limit = *limit;
+  }
   const std::vector<RankMemory> ranks = comm.gather(mine, 0);
   NodeMap nodes;
   std::map<int, int> node_of_leader;
@@ -1102,6 +1143,8 @@ NodeMap map_nodes(const Comm& comm, const RunOptions& options) {
     }
     nodes.node_of_rank.push_back(it->second);
     nodes.baseline.push_back(rank.resident_bytes);
+    nodes.address_limit.push_back(rank.address_limited ? std::optional(rank.address_limit)
+                                                       : std::nullopt);
   }
   return nodes;
 }
@@ -1138,6 +1181,14 @@ std::map<std::uint64_t, Span> check_memory(const sweep::Plan& plan, const NodeMa
           "the default --max-task-memory {}: {} of node memory ({}) / {} ranks on the node",
           sweep::memory_text(share), sweep::memory_text(budget),
           nodes.source[static_cast<std::size_t>(node)], nodes.ranks_on(node));
+    }
+    // Or a computing rank's address-space limit (ulimit -v) where lower: a task must fit any rank.
+    for (std::size_t rank = 0; rank < nodes.address_limit.size(); ++rank) {
+      const std::optional<MachineMemory>& limit = nodes.address_limit[rank];
+      if (!limit || (rank == 0 && !rank0_computes) || limit->bytes >= per_task.bytes) continue;
+      per_task.bytes = limit->bytes;
+      per_task.source = fmt::format("the default --max-task-memory {}: rank {}, {}",
+                                    sweep::memory_text(limit->bytes), rank, limit->source);
     }
   }
   sweep::check_task_memory(plan, per_task);
@@ -1206,14 +1257,21 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
   std::string text;
   agree_on_rank0(comm, [&] { text = sweep::read_sweep_text(path); });
   comm.broadcast(text, 0);
+  // A stop-now signal ends planning (a big sweep plans for seconds): nothing is written.
+  const SignalWatch signals;
   sweep::Plan plan;
   std::string error;
+  bool stopped = false;
   try {
-    plan = sweep::parse_plan(text, path);
+    plan =
+        sweep::parse_plan(text, path, [&signals] { return signals.requested() == StopMode::now; });
+  } catch (const sweep::PlanStopped&) {
+    stopped = true;
   } catch (const InputError& e) {
     error = e.what();
     if (error.empty()) error = "bad input";
   }
+  if (comm.any(stopped)) throw StoppedWhilePlanning();
   // Every rank parsed the same text; rank 0's verdict is the one reported, once.
   std::string rank0_error = error;
   comm.broadcast(rank0_error, 0);
@@ -1251,8 +1309,9 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && options.force)
       throw InputError("--resume and --force exclude each other");
     spans = check_memory(plan, nodes, options, comm.size() == 1 || !options.dedicated_coordinator);
-    path = output_path(plan, options);
-    check_output_location(path);
+    const std::string given = output_path(plan, options);
+    path = store::real_results_path(given);
+    check_output_location(plan, given, path, options.output.empty());
     lock.emplace(path, options.command_line);
     remove_leftovers(path);
     const bool exists = std::filesystem::exists(path);
@@ -1265,7 +1324,10 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
-    if (!create) stopped = !grow_results(plan, path, options, comm.size(), signals);
+    if (!create) {
+      check_same_study(plan, path);
+      stopped = !grow_results(plan, path, options, comm.size(), signals, *lock);
+    }
     if (stopped) return;
     start = read_start(plan, layout, path, create);
     start.spans = std::move(spans);
@@ -1280,15 +1342,20 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   comm.broadcast(create, 0);
 
   if (create) {
-    create_results_file(path, plan, layout,
-                        store::Provenance::now(options.command_line, comm.size()), comm.handle());
+    try {
+      create_results_file(path, plan, layout,
+                          store::Provenance::now(options.command_line, comm.size()), comm.handle(),
+                          lock ? &*lock : nullptr);
+    } catch (const store::StoreError& e) {
+      throw store::StoreError(e.what() + store::full_disk_note(path));
+    }
   }
   try {
     return run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes), signals,
                     run_task, run_spanning);
   } catch (const std::exception& e) {
     // Rows are written whole and sealed last, so the file is consistent whatever failed.
-    throw Error(std::string(e.what()) + " (" + path +
+    throw Error(e.what() + store::full_disk_note(path) + " (" + path +
                 " is consistent: continue it with --resume once the cause is fixed)");
   }
 }

@@ -46,9 +46,10 @@ double binomial(int n, int k) {
       std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0)));
 }
 
-// Eq. (2) for a family whose mass of types inside a set U depends only on |U| (mass(u), with
-// at most `roundings` roundings): for each size the worst U is the u slowest servers. Floating
-// point with an error bound; a size it cannot decide makes a warning, not a verdict.
+// Eq. (2) for a family whose mass of types inside a set U depends only on |U| (mass(u), asked for
+// u = 1, 2, ..., N in turn, with at most `roundings` roundings): for each size the worst U is the
+// u slowest servers. Floating point with an error bound; a size it cannot decide makes a warning,
+// not a verdict.
 PolicyStability size_symmetric_check(std::string_view policy, const model::System& system,
                                      const std::function<double(int)>& mass, int roundings) {
   std::vector<int> order(idx(system.N()));
@@ -77,14 +78,6 @@ PolicyStability size_symmetric_check(std::string_view policy, const model::Syste
   return {true, "", warning};
 }
 
-// C(u, k) / C(N, k): the probability that k distinct uniform servers all lie in a set of u.
-double inside_fraction(int u, int N, int k) {
-  if (u < k) return 0.0;
-  double r = 1.0;
-  for (int i = 0; i < k; ++i) r *= static_cast<double>(u - i) / (N - i);
-  return r;
-}
-
 // Eq. (2) for the family `sets` of the sets the policy samples, on the system's servers.
 PolicyStability sets_check(std::string_view policy, const model::Family& sets,
                            const model::System& system) {
@@ -110,12 +103,13 @@ PolicyStability sampled_sets_check(const model::System& system, int d) {
   }
   if (family.kind() == model::FamilyKind::singletons_full) {
     const double eps = family.params().eps;
+    model::InsideFraction inside(N, d);
     return size_symmetric_check(
         policy, system,
         [&](int u) {
-          return u * (N - 1 - eps) / (N * (N - 1.0)) + eps / (N - 1.0) * inside_fraction(u, N, d);
+          return u * (N - 1 - eps) / (N * (N - 1.0)) + eps / (N - 1.0) * inside.next().first;
         },
-        2 * d + 10);
+        4 * d + 10);
   }
   // Listed types: enumerate the sampled sets if there are not too many.
   const auto& types = family.listed_types();

@@ -1,10 +1,13 @@
 #include "qsweep/store/activity.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -45,24 +48,44 @@ std::optional<std::vector<std::uint64_t>> parse_ids(const std::string& text) {
 
 std::string activity_path(const std::string& results_path) { return results_path + ".activity"; }
 
+std::string activity_temporary_path(const std::string& results_path) {
+  return activity_path(results_path) + ".new";
+}
+
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool write_activity(const std::string& results_path, const Activity& activity) {
-  const std::string path = activity_path(results_path);
-  const std::string temporary = path + ".new";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) return false;
-    out << kHeader << '\n' << fmt::format("written {:.3f}\n", activity.written);
-    for (const RankActivity& rank : activity.ranks) {
-      out << fmt::format("rank {} heard {:.3f} since {:.3f} tasks {}\n", rank.rank, rank.heard,
-                         rank.since, ids_text(rank.tasks));
-    }
-    if (!out.flush()) return false;
+std::string write_activity(const std::string& results_path, const Activity& activity) {
+  std::string text =
+      std::string(kHeader) + '\n' + fmt::format("written {:.3f}\n", activity.written);
+  for (const RankActivity& rank : activity.ranks) {
+    text += fmt::format("rank {} heard {:.3f} since {:.3f} tasks {}\n", rank.rank, rank.heard,
+                        rank.since, ids_text(rank.tasks));
   }
-  return std::rename(temporary.c_str(), path.c_str()) == 0;
+  const std::string path = activity_path(results_path);
+  const std::string temporary = activity_temporary_path(results_path);
+  // Only the writer lock's holder writes it, so one found there is a killed run's, or was put
+  // there by someone else (a link to another file): it is removed, never written through.
+  unlink(temporary.c_str());
+  const int fd =
+      open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return fmt::format("cannot create {}: {}", temporary, std::strerror(errno));
+  std::string_view left = text;
+  int error = 0;
+  while (!left.empty() && error == 0) {
+    const ssize_t wrote = write(fd, left.data(), left.size());
+    if (wrote > 0) {
+      left.remove_prefix(static_cast<std::size_t>(wrote));
+    } else if (errno != EINTR) {
+      error = errno;
+    }
+  }
+  if (close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && std::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error == 0) return "";
+  unlink(temporary.c_str());
+  return fmt::format("cannot write {}: {}", temporary, std::strerror(error));
 }
 
 std::optional<Activity> read_activity(const std::string& results_path) {
@@ -91,8 +114,10 @@ std::optional<Activity> read_activity(const std::string& results_path) {
   return activity;
 }
 
-void remove_activity(const std::string& results_path) {
-  std::remove(activity_path(results_path).c_str());
+std::string remove_activity(const std::string& results_path) {
+  const std::string path = activity_path(results_path);
+  if (unlink(path.c_str()) == 0 || errno == ENOENT) return "";
+  return fmt::format("cannot remove {}: {}", path, std::strerror(errno));
 }
 
 }  // namespace qsweep::store

@@ -1,17 +1,22 @@
 // Creating the results file: collectively, every dataset allocated and every row written as
 // planned, under a temporary name until complete.
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <stdexcept>
 #include <utility>
 
 #include "parallel_file.hpp"
+#include "qsweep/store/companions.hpp"
 #include "qsweep/store/results_file.hpp"
+#include "qsweep/store/writer_lock.hpp"
 #include "qsweep/version.hpp"
 #include "row_image.hpp"
 
@@ -65,6 +70,14 @@ class PlannedWriter {
 
 }  // namespace
 
+std::string full_disk_note(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string directory = parent.empty() ? "." : parent.string();
+  struct statvfs space {};
+  if (statvfs(directory.c_str(), &space) != 0 || space.f_bavail > 0) return "";
+  return "; " + std::string(std::strerror(ENOSPC)) + " (" + directory + " has no free space)";
+}
+
 Provenance Provenance::now(std::string command_line, int mpi_ranks) {
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
@@ -72,8 +85,8 @@ Provenance Provenance::now(std::string command_line, int mpi_ranks) {
 }
 
 void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, const Layout& layout,
-                         const PlannedRows& planned, const Provenance& provenance_in,
-                         MPI_Comm comm) {
+                         const PlannedRows& planned, const Provenance& provenance_in, MPI_Comm comm,
+                         WriterLock* lock) {
   using detail::broadcast_string;
   const int rank = detail::comm_rank(comm);
   const int ranks = detail::comm_size(comm);
@@ -88,7 +101,7 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
   broadcast_string(plan_hash, comm, "plan hash");
   if (plan_hash != sweep.plan_hash) throw std::logic_error("ranks hold different plans");
 
-  const std::string partial = path + ".partial";
+  const std::string partial = path + std::string(kPartialSuffix);
   detail::FileDatasets file;
   try {
     {
@@ -195,10 +208,15 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
   std::string rename_error;
   if (rank == 0) {
     std::error_code error;
-    std::filesystem::rename(partial, path, error);
-    if (error) {
+    try {
+      if (lock != nullptr) lock->hold(partial);
+    } catch (const Error& e) {  // said to every rank below, as a failed rename
+      rename_error = e.what();
+    }
+    if (rename_error.empty()) std::filesystem::rename(partial, path, error);
+    if (error) rename_error = "cannot rename " + partial + " to " + path + ": " + error.message();
+    if (!rename_error.empty()) {
       renamed = 0;
-      rename_error = "cannot rename " + partial + " to " + path + ": " + error.message();
       std::remove(partial.c_str());
     }
   }

@@ -115,14 +115,31 @@ void write_int_attribute(hid_t object, const std::string& name, long long value)
   check(H5Awrite(attribute.get(), H5T_NATIVE_LLONG, &value), "H5Awrite", name);
 }
 
+namespace {
+
+herr_t find_truncated(unsigned /*n*/, const H5E_error2_t* error, void* data) {
+  if (error->min_num == H5E_TRUNCATED) *static_cast<bool*>(data) = true;
+  return 0;
+}
+
+}  // namespace
+
 H5Id open_read_only(const std::string& path) {
-  try {
-    const H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate", path);
-    check(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path);
-    return H5Id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, "H5Fopen", path);
-  } catch (const StoreError& e) {
-    throw InputError(path + ": cannot open as an HDF5 file (" + e.what() + ")");
-  }
+  silence_hdf5_errors();
+  const H5Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate", path);
+  check(H5Pset_file_locking(fapl.get(), false, true), "H5Pset_file_locking", path);
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+  if (file >= 0) return H5Id(file, H5Fclose, "H5Fopen", path);
+  bool truncated = false;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, find_truncated, &truncated);
+  const std::string cause = hdf5_error_text();
+  // HDF5 refuses a file shorter than it recorded (a copy or a disk that stopped early): h5clear
+  // (hdf5-tools) lets it open what the file holds, which verify then checks.
+  throw InputError(path + ": cannot open as an HDF5 file (H5Fopen failed: " + cause + ")" +
+                   (truncated ? "; it is shorter than HDF5 recorded: `h5clear --increment " + path +
+                                    "` opens what it holds (`qsweep verify` then says which "
+                                    "rows are intact), or --force starts it again"
+                              : ""));
 }
 
 bool has_attribute(hid_t object, const std::string& name) {

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <set>
 
+#include "qsweep/common/printable.hpp"
 #include "qsweep/store/layout.hpp"
+#include "table_reader.hpp"
 
 namespace qsweep::store {
 namespace {
@@ -158,148 +161,179 @@ TableColumn read_column(hid_t dataset, const std::string& path, const std::strin
 
 }  // namespace
 
-ResultsReader::ResultsReader(const std::string& path) : path_(path), file_(open_read_only(path)) {
-  if (!has_attribute(file_.get(), "format") ||
-      read_attribute_text(file_.get(), "format") != kFormatName) {
-    throw InputError(path + ": not a qsweep results file (no format = \"" +
-                     std::string(kFormatName) + "\" attribute)");
-  }
-  const int version = std::stoi(read_attribute_text(file_.get(), "format_version"));
-  if (version > kFormatVersion) {
-    throw InputError(path + ": results format version " + std::to_string(version) +
-                     " is newer than this qsweep reads (" + std::to_string(kFormatVersion) + ")");
-  }
-  const H5Id status = open_dataset(file_.get(), "/tasks/status");
-  task_count_ = dims_of(status.get(), "/tasks/status").at(0);
+ResultsReader::ResultsReader(const std::string& path)
+    : path_(path), file_(std::make_unique<detail::FileCheck>(path)) {
+  const detail::FileCheck& file = *file_;
+  file.reading([&] {
+    if (!has_attribute(file.get(), "format") ||
+        read_attribute_text(file.get(), "format") != kFormatName) {
+      throw InputError(path + ": not a qsweep results file (no format = \"" +
+                       std::string(kFormatName) + "\" attribute)");
+    }
+    const std::string text = file.attribute("format_version");
+    int version = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), version);
+    if (error != std::errc() || end != text.data() + text.size() || version < 1)
+      file.damaged("format_version is " + printable(text) + ", not a format version");
+    if (version > kFormatVersion) {
+      throw InputError(path + ": results format version " + std::to_string(version) +
+                       " is newer than this qsweep reads (" + std::to_string(kFormatVersion) + ")");
+    }
+    // The datasets of /tasks that every reading uses, so that a foreign or damaged file is
+    // refused here, naming what it lacks.
+    task_count_ = file.rows("/tasks/status", H5T_ENUM, 1);
+    file.dataset("/tasks/method", {task_count_}, H5T_STRING, 0);
+    file.dataset("/tasks/error", {task_count_}, H5T_STRING, 0);
+    file.dataset("/tasks/attempts", {task_count_}, H5T_INTEGER, 0);
+    if (file.exists("/tasks/warning")) file.dataset("/tasks/warning", {task_count_}, H5T_STRING, 0);
+  });
 }
 
+ResultsReader::~ResultsReader() = default;
+
 std::string ResultsReader::attribute(const std::string& name) const {
-  if (!has_attribute(file_.get(), name)) return "";
-  return read_attribute_text(file_.get(), name);
+  return file_->reading([&]() -> std::string {
+    if (!has_attribute(file_->get(), name)) return "";
+    return read_attribute_text(file_->get(), name);
+  });
 }
 
 std::vector<TaskStatus> ResultsReader::statuses() const {
-  const H5Id dataset = open_dataset(file_.get(), "/tasks/status");
-  return read_statuses(dataset.get(), all_rows(dataset.get(), "/tasks/status"));
+  return file_->reading([&]() -> std::vector<TaskStatus> {
+    const H5Id dataset = open_dataset(file_->get(), "/tasks/status");
+    return read_statuses(dataset.get(), all_rows(dataset.get(), "/tasks/status"));
+  });
 }
 
 std::vector<std::int32_t> ResultsReader::attempts() const {
-  const H5Id dataset = open_dataset(file_.get(), "/tasks/attempts");
-  return read_values<std::int32_t>(dataset.get(), "/tasks/attempts", H5T_NATIVE_INT32,
-                                   all_rows(dataset.get(), "/tasks/attempts"));
+  return file_->reading([&]() -> std::vector<std::int32_t> {
+    const H5Id dataset = open_dataset(file_->get(), "/tasks/attempts");
+    return read_values<std::int32_t>(dataset.get(), "/tasks/attempts", H5T_NATIVE_INT32,
+                                     all_rows(dataset.get(), "/tasks/attempts"));
+  });
 }
 
 std::vector<std::string> ResultsReader::methods() const {
-  const H5Id dataset = open_dataset(file_.get(), "/tasks/method");
-  return read_text(dataset.get(), "/tasks/method", all_rows(dataset.get(), "/tasks/method"));
+  return file_->reading([&]() -> std::vector<std::string> {
+    const H5Id dataset = open_dataset(file_->get(), "/tasks/method");
+    return read_text(dataset.get(), "/tasks/method", all_rows(dataset.get(), "/tasks/method"));
+  });
 }
 
 std::vector<TaskProblem> ResultsReader::problems(TaskStatus status, std::size_t limit) const {
-  const std::vector<TaskStatus> all = statuses();
-  RowSelection rows;
-  for (hsize_t id = 0; id < all.size() && rows.listed.size() < limit; ++id) {
-    if (all[id] == status) rows.listed.push_back(id);
-  }
-  if (rows.listed.empty()) return {};
-  const H5Id error = open_dataset(file_.get(), "/tasks/error");
-  const H5Id method = open_dataset(file_.get(), "/tasks/method");
-  const std::vector<std::string> errors = read_text(error.get(), "/tasks/error", rows);
-  const std::vector<std::string> methods = read_text(method.get(), "/tasks/method", rows);
-  std::vector<TaskProblem> problems;
-  for (std::size_t i = 0; i < rows.listed.size(); ++i) {
-    problems.push_back({rows.listed[i], methods[i], status, errors[i]});
-  }
-  return problems;
+  return file_->reading([&]() -> std::vector<TaskProblem> {
+    const std::vector<TaskStatus> all = statuses();
+    RowSelection rows;
+    for (hsize_t id = 0; id < all.size() && rows.listed.size() < limit; ++id) {
+      if (all[id] == status) rows.listed.push_back(id);
+    }
+    if (rows.listed.empty()) return {};
+    const H5Id error = open_dataset(file_->get(), "/tasks/error");
+    const H5Id method = open_dataset(file_->get(), "/tasks/method");
+    const std::vector<std::string> errors = read_text(error.get(), "/tasks/error", rows);
+    const std::vector<std::string> methods = read_text(method.get(), "/tasks/method", rows);
+    std::vector<TaskProblem> problems;
+    for (std::size_t i = 0; i < rows.listed.size(); ++i) {
+      problems.push_back({rows.listed[i], methods[i], status, errors[i]});
+    }
+    return problems;
+  });
 }
 
 std::vector<TaskProblem> ResultsReader::warnings(std::size_t limit, std::uint64_t& count) const {
-  count = 0;
-  std::vector<TaskProblem> found;
-  if (check(H5Lexists(file_.get(), "/tasks/warning", H5P_DEFAULT), "H5Lexists", "/tasks/warning") <=
-      0) {
-    return found;
-  }
-  const H5Id warning = open_dataset(file_.get(), "/tasks/warning");
-  const H5Id method = open_dataset(file_.get(), "/tasks/method");
-  const H5Id status = open_dataset(file_.get(), "/tasks/status");
-  constexpr hsize_t kChunk = 4096;  // bounded memory whatever the file's size
-  for (hsize_t first = 0; first < task_count_; first += kChunk) {
-    const RowSelection rows{first, std::min(kChunk, task_count_ - first), {}};
-    const std::vector<std::string> texts = read_text(warning.get(), "/tasks/warning", rows);
-    const std::vector<TaskStatus> statuses = read_statuses(status.get(), rows);
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      if (texts[i].empty() || statuses[i] == TaskStatus::pending) continue;
-      ++count;
-      if (found.size() < limit) {
-        const RowSelection one{first + i, 1, {}};
-        found.push_back({first + i, read_text(method.get(), "/tasks/method", one).at(0),
-                         statuses[i], texts[i]});
+  return file_->reading([&]() -> std::vector<TaskProblem> {
+    count = 0;
+    std::vector<TaskProblem> found;
+    if (check(H5Lexists(file_->get(), "/tasks/warning", H5P_DEFAULT), "H5Lexists",
+              "/tasks/warning") <= 0) {
+      return found;
+    }
+    const H5Id warning = open_dataset(file_->get(), "/tasks/warning");
+    const H5Id method = open_dataset(file_->get(), "/tasks/method");
+    const H5Id status = open_dataset(file_->get(), "/tasks/status");
+    constexpr hsize_t kChunk = 4096;  // bounded memory whatever the file's size
+    for (hsize_t first = 0; first < task_count_; first += kChunk) {
+      const RowSelection rows{first, std::min(kChunk, task_count_ - first), {}};
+      const std::vector<std::string> texts = read_text(warning.get(), "/tasks/warning", rows);
+      const std::vector<TaskStatus> statuses = read_statuses(status.get(), rows);
+      for (std::size_t i = 0; i < texts.size(); ++i) {
+        if (texts[i].empty() || statuses[i] == TaskStatus::pending) continue;
+        ++count;
+        if (found.size() < limit) {
+          const RowSelection one{first + i, 1, {}};
+          found.push_back({first + i, read_text(method.get(), "/tasks/method", one).at(0),
+                           statuses[i], texts[i]});
+        }
       }
     }
-  }
-  return found;
+    return found;
+  });
 }
 
 std::vector<std::string> ResultsReader::method_groups() const {
-  // Files made since the root tracks creation order list the groups in the schema's order;
-  // older ones by name.
-  const H5Id root(H5Gopen2(file_.get(), "/", H5P_DEFAULT), H5Gclose, "H5Gopen2", "/");
-  const H5Id gcpl(H5Gget_create_plist(root.get()), H5Pclose, "H5Gget_create_plist", "/");
-  unsigned order_flags = 0;
-  check(H5Pget_link_creation_order(gcpl.get(), &order_flags), "H5Pget_link_creation_order", "/");
-  const H5_index_t index =
-      (order_flags & H5P_CRT_ORDER_INDEXED) != 0 ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
-  std::vector<std::string> names;
-  hsize_t at = 0;
-  check(H5Literate(file_.get(), index, H5_ITER_INC, &at, collect_link_name, &names), "H5Literate",
-        "/");
-  std::vector<std::string> groups;
-  for (std::string& name : names) {
-    if (name != "tasks") groups.push_back(std::move(name));  // every other member is a group
-  }
-  return groups;
+  return file_->reading([&]() -> std::vector<std::string> {
+    // Files made since the root tracks creation order list the groups in the schema's order;
+    // older ones by name.
+    const H5Id root(H5Gopen2(file_->get(), "/", H5P_DEFAULT), H5Gclose, "H5Gopen2", "/");
+    const H5Id gcpl(H5Gget_create_plist(root.get()), H5Pclose, "H5Gget_create_plist", "/");
+    unsigned order_flags = 0;
+    check(H5Pget_link_creation_order(gcpl.get(), &order_flags), "H5Pget_link_creation_order", "/");
+    const H5_index_t index =
+        (order_flags & H5P_CRT_ORDER_INDEXED) != 0 ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+    std::vector<std::string> names;
+    hsize_t at = 0;
+    check(H5Literate(file_->get(), index, H5_ITER_INC, &at, collect_link_name, &names),
+          "H5Literate", "/");
+    std::vector<std::string> groups;
+    for (std::string& name : names) {
+      if (name != "tasks") groups.push_back(std::move(name));  // every other member is a group
+    }
+    return groups;
+  });
 }
 
 std::vector<TableColumn> ResultsReader::read_table(const std::string& group,
                                                    std::uint64_t first_row,
                                                    std::uint64_t max_rows) const {
-  std::vector<std::string> known = method_groups();
-  known.insert(known.begin(), "tasks");
-  if (std::find(known.begin(), known.end(), group) == known.end()) {
-    std::string list;
-    for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;
-    throw InputError(path_ + " has no group '" + group + "' (it has: " + list + ")");
-  }
-  const std::string group_path = "/" + group;
-  const H5Id handle(H5Gopen2(file_.get(), group_path.c_str(), H5P_DEFAULT), H5Gclose, "H5Gopen2",
-                    group_path);
-  const std::vector<std::string> names = member_names(handle.get(), group_path);
-  const std::set<std::string> name_set(names.begin(), names.end());
-
-  std::vector<TableColumn> table;
-  for (const std::string& name : names) {
-    const std::string path = group_path + "/" + name;
-    if (is_ragged_part(name, name_set)) continue;
-    const H5Id dataset = open_dataset(file_.get(), path);
-    // Named dimensions (`task`, `pmf_index`, ...) hold no values.
-    if (check(H5DSis_scale(dataset.get()), "H5DSis_scale", path) > 0) continue;
-    const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
-    if (dims.size() != 1) continue;  // distributions [rows, width]
-    RowSelection rows;
-    rows.start = std::min<hsize_t>(first_row, dims[0]);
-    rows.count = std::min<hsize_t>(max_rows, dims[0] - rows.start);
-    table.push_back(read_column(dataset.get(), path, name, rows));
-    if (group != "tasks" && name == "task_id") {
-      // The status of each row's task, from /tasks.
-      RowSelection tasks;
-      for (const std::int64_t id : std::get<std::vector<std::int64_t>>(table.back().values)) {
-        tasks.listed.push_back(static_cast<hsize_t>(id));
-      }
-      const H5Id status = open_dataset(file_.get(), "/tasks/status");
-      table.push_back({"status", status_names(read_statuses(status.get(), tasks))});
+  return file_->reading([&]() -> std::vector<TableColumn> {
+    std::vector<std::string> known = method_groups();
+    known.insert(known.begin(), "tasks");
+    if (std::find(known.begin(), known.end(), group) == known.end()) {
+      std::string list;
+      for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;
+      throw InputError(path_ + " has no group '" + group + "' (it has: " + list + ")");
     }
-  }
-  return table;
+    const std::string group_path = "/" + group;
+    const H5Id handle(H5Gopen2(file_->get(), group_path.c_str(), H5P_DEFAULT), H5Gclose, "H5Gopen2",
+                      group_path);
+    const std::vector<std::string> names = member_names(handle.get(), group_path);
+    const std::set<std::string> name_set(names.begin(), names.end());
+
+    std::vector<TableColumn> table;
+    for (const std::string& name : names) {
+      const std::string path = group_path + "/" + name;
+      if (is_ragged_part(name, name_set)) continue;
+      const H5Id dataset = open_dataset(file_->get(), path);
+      // Named dimensions (`task`, `pmf_index`, ...) hold no values.
+      if (check(H5DSis_scale(dataset.get()), "H5DSis_scale", path) > 0) continue;
+      const std::vector<hsize_t> dims = dims_of(dataset.get(), path);
+      if (dims.size() != 1) continue;  // distributions [rows, width]
+      RowSelection rows;
+      rows.start = std::min<hsize_t>(first_row, dims[0]);
+      rows.count = std::min<hsize_t>(max_rows, dims[0] - rows.start);
+      table.push_back(read_column(dataset.get(), path, name, rows));
+      if (group != "tasks" && name == "task_id") {
+        // The status of each row's task, from /tasks.
+        const auto* ids = std::get_if<std::vector<std::int64_t>>(&table.back().values);
+        if (ids == nullptr) file_->damaged(path + " does not hold task ids");
+        RowSelection tasks;
+        for (const std::int64_t id : *ids) tasks.listed.push_back(static_cast<hsize_t>(id));
+        const H5Id status = open_dataset(file_->get(), "/tasks/status");
+        table.push_back({"status", status_names(read_statuses(status.get(), tasks))});
+      }
+    }
+    return table;
+  });
 }
 
 StatusCounts count_statuses(const std::vector<TaskStatus>& statuses) {

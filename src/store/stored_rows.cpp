@@ -22,15 +22,21 @@ struct StoredRows::Tables {
 StoredRows::StoredRows(const std::string& path, const Layout& layout)
     : layout_(layout), tables_(std::make_unique<Tables>(path)) {
   Tables& t = *tables_;
-  t.tasks = detail::open_table(t.file, "tasks", layout.task_columns(), layout.task_count());
-  t.attempts = t.file.dataset("/tasks/attempts", {layout.task_count()}, H5T_INTEGER, 4);
-  for (const GroupLayout& group : layout.groups())
-    t.groups.push_back(detail::open_table(t.file, group.name, group.columns, group.rows()));
+  t.file.reading([&] {
+    t.tasks = detail::open_table(t.file, "tasks", layout.task_columns(), layout.task_count());
+    t.attempts = t.file.dataset("/tasks/attempts", {layout.task_count()}, H5T_INTEGER, 4);
+    for (const GroupLayout& group : layout.groups())
+      t.groups.push_back(detail::open_table(t.file, group.name, group.columns, group.rows()));
+  });
 }
 
 StoredRows::~StoredRows() = default;
 
 std::vector<StoredRow> StoredRows::read(std::span<const std::uint64_t> ids) {
+  return tables_->file.reading([&] { return read_rows(ids); });
+}
+
+std::vector<StoredRow> StoredRows::read_rows(std::span<const std::uint64_t> ids) {
   Tables& t = *tables_;
   std::vector<StoredRow> out;
   out.reserve(ids.size());

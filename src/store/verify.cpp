@@ -39,11 +39,9 @@ bool same_bytes(std::span<const unsigned char> a, std::span<const unsigned char>
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
 
-}  // namespace
-
-Verification verify_results(const std::string& path, const Layout& layout,
-                            const PlannedRows& planned) {
-  const FileCheck file(path);
+// verify_results of the opened file.
+Verification verify_file(const FileCheck& file, const std::string& path, const Layout& layout,
+                         const PlannedRows& planned) {
   if (file.attribute("format") != kFormatName) file.damaged("not a qsweep results file");
   const std::string version = file.attribute("format_version");
   if (version != std::to_string(kFormatVersion)) {
@@ -148,6 +146,14 @@ Verification verify_results(const std::string& path, const Layout& layout,
     }
   }
   return result;
+}
+
+}  // namespace
+
+Verification verify_results(const std::string& path, const Layout& layout,
+                            const PlannedRows& planned) {
+  const FileCheck file(path);
+  return file.reading([&] { return verify_file(file, path, layout, planned); });
 }
 
 }  // namespace qsweep::store

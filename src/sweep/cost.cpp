@@ -11,6 +11,7 @@
 
 #include "method.hpp"
 #include "qsweep/common/error.hpp"
+#include "qsweep/common/printable.hpp"
 
 namespace qsweep::sweep {
 
@@ -41,7 +42,7 @@ double parse_memory_size(std::string_view text, std::string_view what) {
         fmt::format("{}'{}' {}; expected a memory size: a number with an optional "
                     "binary unit K, M, G or T (4G = 4GiB = 2^32 bytes; no unit: "
                     "bytes), e.g. 4G or 512M",
-                    what.empty() ? std::string() : std::string(what) + ": ", text, why));
+                    what.empty() ? std::string() : std::string(what) + ": ", printable(text), why));
   };
   std::size_t end = 0;
   while (end < text.size() &&

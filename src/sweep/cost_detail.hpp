@@ -86,19 +86,34 @@ inline double stability_check_bytes(const model::System& system) {
          24.0 * N;
 }
 
-// What the memory estimates take from a system apart from its load: sums over its servers and
-// types. Expansion makes them once per system (KnownSystem: they were a tenth of planning 10^6
-// simulate tasks); an estimate of a task on its own makes them from its system.
+// The mean number of servers of an arriving job's type: d on complete, 1 + eps on
+// singletons_full (the full set with probability eps / (N - 1)), 1 on independent.
+inline double mean_type_size(const model::Family& family) {
+  const auto& types = family.listed_types();
+  if (types.empty())
+    return family.kind() == model::FamilyKind::singletons_full ? 1.0 + family.params().eps
+                                                               : family.max_type_size();
+  const auto& p = family.listed_probs();
+  double mean = 0.0;
+  for (std::size_t t = 0; t < types.size(); ++t)
+    mean += p[t] * static_cast<double>(types[t].size());
+  return mean;
+}
+
+// What the estimates take from a system apart from its load: sums over its servers and types.
+// Expansion makes them once per system (KnownSystem: they were a tenth of planning 10^6 simulate
+// tasks); an estimate of a task on its own makes them from its system.
 struct SystemSums {
   double mean_speed = 1.0;
   bool identical_speeds = true;
   double family_bytes = 0.0;           // family_bytes(system.family)
   double stability_check_bytes = 0.0;  // stability_check_bytes(system)
+  double mean_type_size = 1.0;         // mean_type_size(system.family)
 };
 
 inline SystemSums system_sums(const model::System& system) {
   return {system.mean_speed(), system.identical_speeds(), family_bytes(system.family),
-          stability_check_bytes(system)};
+          stability_check_bytes(system), mean_type_size(system.family)};
 }
 
 }  // namespace qsweep::sweep::detail

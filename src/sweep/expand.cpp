@@ -23,7 +23,8 @@ namespace qsweep::sweep::detail {
 namespace {
 
 std::string key_ref(bool from_flags, std::string_view name) {
-  return from_flags ? fmt::format("--{}", name) : fmt::format("key '{}'", name);
+  return from_flags ? fmt::format("--{}", printable(name))
+                    : fmt::format("key '{}'", printable(name));
 }
 std::string key_ref(const BlockInput& block, std::string_view name) {
   return key_ref(block.from_flags, name);
@@ -49,8 +50,8 @@ std::string key_where(const BlockInput& block, const std::string& where_in_file)
   const std::string guess = closest_match(entry.key, names);
   std::string list;
   for (auto n : names) list += (list.empty() ? "" : ", ") + std::string(n);
-  fail(where, fmt::format("unknown key '{}' for method {}{}; expected one of: {}", entry.key,
-                          name_of(block.method),
+  fail(where, fmt::format("unknown key '{}' for method {}{}; expected one of: {}",
+                          printable(entry.key), name_of(block.method),
                           guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), list));
 }
 
@@ -132,7 +133,7 @@ std::vector<std::vector<std::size_t>> dimensions(const BlockInput& block, const 
         if (it == axes.index.end())
           fail(zip.loc.at(name_node), fmt::format("zip names '{}', which is not a key of this "
                                                   "block; expected {}",
-                                                  name, expected));
+                                                  printable(name), expected));
         const Axis& axis = axes.axes[it->second];
         if (axis.key->kind == Kind::fixed)
           fail(zip.loc.at(name_node), fmt::format("zip names '{}', whose value is one fixed "
@@ -415,6 +416,7 @@ void expand_block(const BlockInput& block, PlanState& state) {
   std::array<Made, 2> made;
   make(0, made[0]);
   for (std::uint64_t point = 0; point < grid->points(); ++point) {
+    if (state.stopped && state.stopped()) throw PlanStopped();
     Made& now = made[point % 2];
     if (point + 1 < grid->points()) make(point + 1, made[(point + 1) % 2]);
     if (now.error) std::rethrow_exception(now.error);

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,7 +58,8 @@ struct PlanState {
   PlanTasks tasks;
   PlanHasher hash;
   std::vector<std::uint64_t> unstable_tasks;
-  std::uint64_t list_bytes = 0;  // of the tasks so far, see kMaxPlanListBytes
+  std::uint64_t list_bytes = 0;   // of the tasks so far, see kMaxPlanListBytes
+  std::function<bool()> stopped;  // empty: never
 };
 
 // Appends the block's tasks (ids continuing the plan) or throws a located InputError.

@@ -39,7 +39,8 @@ Value numeric_value(const KeySpec& key, double x, const std::string& where,
                     std::string_view origin) {
   if (key.kind == Kind::integer) {
     const double rounded = std::round(x);
-    if (std::abs(x - rounded) > 1e-9 * std::max(1.0, std::abs(x)))
+    // From 2^53 on a double no longer holds every integer: the value meant is unknown.
+    if (std::abs(x - rounded) > 1e-9 * std::max(1.0, std::abs(x)) || std::abs(rounded) >= 0x1p53)
       fail(where, fmt::format("{}{} = {} is not an integer; expected {}", origin, key.name, x,
                               key.expected()));
     x = rounded;
@@ -63,7 +64,7 @@ Value scalar_value(const KeySpec& key, const YAML::Node& node, const Locator& lo
   switch (key.kind) {
     case Kind::integer: {
       const auto x = read_integer(node, loc, key.name, expected);
-      if (!key.bounds.contains(static_cast<double>(x)))
+      if (!key.bounds.contains(x))
         fail(where, fmt::format("{} = {} is out of range; expected {}", key.name, x, expected));
       return x;
     }
@@ -78,7 +79,7 @@ Value scalar_value(const KeySpec& key, const YAML::Node& node, const Locator& lo
         if (choice == name) return name;
       const std::string guess = closest_match(name, key.choices);
       fail(where,
-           fmt::format("unknown {} '{}'{}; expected {}", key.name, name,
+           fmt::format("unknown {} '{}'{}; expected {}", key.name, printable(name),
                        guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), expected));
     }
     case Kind::fixed:
@@ -127,10 +128,10 @@ void parse_generator(const KeySpec& key, const YAML::Node& node, const Locator& 
     } else {
       const std::string guess =
           closest_match(name, {"linspace", "logspace", "heavy_traffic", "base"});
-      fail(
-          loc.at(kv.first),
-          fmt::format("unexpected '{}' in the value generator of {}{}; expected {}", name, key.name,
-                      guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), gens));
+      fail(loc.at(kv.first),
+           fmt::format("unexpected '{}' in the value generator of {}{}; expected {}",
+                       printable(name), key.name,
+                       guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), gens));
     }
   }
   if (generator.empty())
@@ -216,6 +217,25 @@ void parse_generator(const KeySpec& key, const YAML::Node& node, const Locator& 
 
 bool Bounds::contains(double x) const {
   return (lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi);
+}
+
+namespace {
+
+// -1, 0 or 1 as x is below, at or above b, exactly (2^53 + 1 is above 2^53).
+int compare(std::int64_t x, double b) {
+  if (b >= 0x1p63) return -1;
+  if (b < -0x1p63) return 1;
+  const double whole = std::floor(b);
+  const auto i = static_cast<std::int64_t>(whole);  // exact: -2^63 <= whole < 2^63
+  if (x != i) return x < i ? -1 : 1;
+  return whole == b ? 0 : -1;  // x = floor(b) < b
+}
+
+}  // namespace
+
+bool Bounds::contains(std::int64_t x) const {
+  const int to_lo = compare(x, lo), to_hi = compare(x, hi);
+  return (lo_open ? to_lo > 0 : to_lo >= 0) && (hi_open ? to_hi < 0 : to_hi <= 0);
 }
 
 std::string Bounds::describe(Kind kind) const {

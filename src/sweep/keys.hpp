@@ -47,6 +47,7 @@ struct Bounds {
   double lo = -1e300, hi = 1e300;
   bool lo_open = false, hi_open = false;
   bool contains(double x) const;
+  bool contains(std::int64_t x) const;    // exactly: x as an integer, not rounded to a double
   std::string describe(Kind kind) const;  // "an integer >= 1", "a number in (0, 1)"
 };
 

@@ -171,8 +171,13 @@ std::vector<KeySpec> keys() {
 // Seconds per elementary step, measured with `qsweep eval` on the development machine
 // (docs/sweep-format.md, "Cost estimates"); only the orders of magnitude matter.
 constexpr double kSecondsPerEvent = 1.6e-7;  // one simulated arrival or departure
+// Per event, each server of a job's type beyond two (the mean over arrivals): an arrival draws
+// the type's servers (a d-subset of complete: d of them), places a replica at each or compares
+// their queues, and a departure cancels the replicas. (Complete N = 4000, d = 2000 took 3.3 s
+// where 2 ms was estimated without it.)
+constexpr double kSecondsPerTypeServer = 1.3e-7;
 
-CostEstimate simulate_cost(const Task& task, const model::System& system) {
+CostEstimate simulate_cost(const Task& task, const model::System& system, const SystemSums& sums) {
   const auto& o = options_of(task);
   // The first round of the output analysis; a round that fails a diagnostic or the target is
   // followed by one of twice its length, up to max_events in all (not foreseeable here).
@@ -180,10 +185,14 @@ CostEstimate simulate_cost(const Task& task, const model::System& system) {
   const double replications = o.replications;
   const double arrivals = system.total_arrival_rate();  // a sum over the servers: once
   const double events = 2.0 * arrivals * (o.horizon + warmup) * replications;
-  return {events * kSecondsPerEvent,
+  const double type_servers = sums.mean_type_size;
+  const double per_event =
+      kSecondsPerEvent + kSecondsPerTypeServer * std::max(0.0, type_servers - 2.0);
+  return {events * per_event,
           formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications; more "
-                  "rounds up to max_events {:g})",
-                  events, arrivals, o.horizon + warmup, replications, o.max_events),
+                  "rounds up to max_events {:g}) x {:.3g} s ({:.3g} servers per type)",
+                  events, arrivals, o.horizon + warmup, replications, o.max_events, per_event,
+                  type_servers),
           {}};
 }
 
@@ -244,7 +253,7 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system,
 }
 
 CostEstimate cost(const Task& task, const model::System& system, const SystemSums& sums) {
-  CostEstimate estimate = simulate_cost(task, system);
+  CostEstimate estimate = simulate_cost(task, system, sums);
   estimate.memory = simulate_memory(task, system, sums);
   return estimate;
 }
@@ -267,6 +276,15 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
          fmt::format("policy_d = {} exceeds the {} servers of the largest job type of {}; "
                      "expected at most {} (power_of_d samples among a job's servers)",
                      o.policy_d, largest, name_of(t.system().family.kind), largest));
+  // On complete, jsq and jiq choose among the job's d servers: the family's default d = 2 would
+  // make "jsq" JSQ(2) without a word (a factor 2.6 in E[T] at N = 1000, lambda = 0.9).
+  const bool pool_policy = o.policy == sim::Policy::jsq || o.policy == sim::Policy::jiq;
+  if (pool_policy && t.system().family.kind == model::FamilyKind::complete && !block.gives("d"))
+    fail(block.where_of("policy"),
+         fmt::format("policy {0} on family complete without d would choose among 2 sampled "
+                     "servers (the family's default d); expected d given: equal to N for {0} "
+                     "over every server (with lists of N, zip: [N, d]), or d: 2 for {1}(2)",
+                     name_of(o.policy), o.policy == sim::Policy::jsq ? "JSQ" : "JIQ"));
   if (!check_stable(t, known, block)) return std::nullopt;
   return cost(t, *known.system, known.sums);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 #include <unordered_map>
@@ -26,7 +27,7 @@ const model::FamilyInfo& family(const Draft& d) {
 int server_index(const YAML::Node& node, const Locator& loc, std::string_view what) {
   const std::string expected = "a server number >= 1 (servers are numbered from 1)";
   const auto s = read_integer(node, loc, what, expected);
-  if (s < 1 || static_cast<double>(s) > kIntMax)
+  if (s < 1 || s > std::numeric_limits<int>::max())
     fail(loc.at(node), fmt::format("{} is {}; expected {}", what, s, expected));
   return static_cast<int>(s - 1);
 }
@@ -65,7 +66,7 @@ Value parse_types(const YAML::Node& node, const Locator& loc) {
         const bool repeated = key == "servers" || key == "p";
         fail(loc.at(kv.first),
              fmt::format("{} key '{}' in a type; expected servers and p once each",
-                         repeated ? "repeated" : "unknown", key));
+                         repeated ? "repeated" : "unknown", printable(key)));
       }
     }
     if (!has_servers || !has_p)

@@ -18,6 +18,7 @@
 #include "method.hpp"
 #include "qsweep/common/closest_match.hpp"
 #include "qsweep/common/error.hpp"
+#include "qsweep/common/printable.hpp"
 #include "qsweep/sweep/sha256.hpp"
 
 namespace qsweep::sweep {
@@ -35,7 +36,7 @@ Method method_of(const YAML::Node& node, const Locator& loc) {
   if (const auto method = parse_name<Method>(name)) return *method;
   const std::string guess = closest_match(name, enum_names<Method>());
   fail(loc.at(node),
-       fmt::format("unknown method '{}'{}; expected {}", name,
+       fmt::format("unknown method '{}'{}; expected {}", printable(name),
                    guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess), expected));
 }
 
@@ -85,7 +86,8 @@ void finish(Plan& plan, detail::PlanState& state) {
 
 }  // namespace
 
-Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
+Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
+                const std::function<bool()>& stopped) {
   const Locator loc = Locator::in_file(source_name);
   Plan plan;
   plan.source = source_name;
@@ -96,7 +98,8 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   try {
     documents = YAML::LoadAll(yaml_text);
   } catch (const YAML::Exception& e) {
-    fail(loc.at(e.mark), fmt::format("YAML syntax error: {}; expected valid YAML", e.msg));
+    fail(loc.at(e.mark),
+         fmt::format("YAML syntax error: {}; expected valid YAML", printable(e.msg)));
   }
   if (documents.empty() || documents[0].IsNull())
     fail(source_name + ":1:1", "the file is empty; expected a mapping with name and blocks");
@@ -115,12 +118,13 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
       fail(loc.at(kv.first),
            fmt::format("unknown top-level key '{}'{}; expected one of: name, seed, output, "
                        "on_unstable, max_tasks, blocks (block keys go inside blocks)",
-                       key, guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
+                       printable(key),
+                       guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
     }
     if (top.count(key))
       fail(loc.at(kv.first), fmt::format("key '{}' is given twice (first at {}); expected each key "
                                          "once",
-                                         key, loc.at(top[key].first)));
+                                         printable(key), loc.at(top[key].first)));
     top[key] = {kv.first, kv.second};
   }
   const std::string where_root = loc.at(root);
@@ -137,10 +141,11 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != std::string::npos)
     fail(loc.at(*name), fmt::format("name '{}' has characters other than letters, digits, '_', "
                                     "'.' and '-'; expected a name such as ring-vs-complete",
-                                    plan.name));
+                                    printable(plan.name)));
 
   detail::PlanState state;
   state.max_tasks = kDefaultMaxTasks;
+  state.stopped = stopped;
   if (const YAML::Node* node = value_of("max_tasks")) {
     const std::string expected = fmt::format(
         "an integer in [1, {}] (every rank holds the plan, about 50 bytes per task)", kMaxMaxTasks);
@@ -154,6 +159,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   if (seed) plan.seed = state.seed = read_seed(*seed, loc);
   if (const YAML::Node* node = value_of("output")) {
     plan.output = detail::read_string(*node, loc, "output", "a file path");
+    plan.output_location = loc.at(*node);
     if (const std::string problem = output_path_problem(plan.output); !problem.empty())
       fail(loc.at(*node), fmt::format("output {}; expected the path of a results file such as "
                                       "results/my-study.h5",
@@ -162,7 +168,8 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
   if (const YAML::Node* node = value_of("on_unstable")) {
     const std::string mode = detail::read_string(*node, loc, "on_unstable", "store or error");
     if (mode != "store" && mode != "error")
-      fail(loc.at(*node), fmt::format("on_unstable is '{}'; expected store or error", mode));
+      fail(loc.at(*node),
+           fmt::format("on_unstable is '{}'; expected store or error", printable(mode)));
     plan.on_unstable_error = state.on_unstable_error = mode == "error";
   }
 
@@ -195,8 +202,8 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name) {
 namespace {
 
 [[noreturn]] void refuse_file(const std::string& path, const std::string& what) {
-  throw InputError(fmt::format("{}: {}; expected a readable YAML file of at most {} MiB", path,
-                               what, kMaxSweepFileBytes >> 20));
+  throw InputError(fmt::format("{}: {}; expected a readable YAML file of at most {} MiB",
+                               printable(path), what, kMaxSweepFileBytes >> 20));
 }
 
 // Closes a file descriptor on every path out of read_sweep_text.
@@ -277,7 +284,7 @@ Plan plan_from_flags(const std::vector<Flag>& flags) {
     } catch (const YAML::Exception& e) {
       fail(loc.at(e.mark), fmt::format("cannot read '{}': {}; expected a value in YAML syntax "
                                        "(8, 0.9, [1, 2], {{servers: [1], p: 1}})",
-                                       flag.text, e.msg));
+                                       printable(flag.text), printable(e.msg)));
     }
     if (flag.key == "method") {
       block.method = method_of(value, loc);

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
 #include "qsweep/common/error.hpp"
+#include "qsweep/common/printable.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -35,6 +37,29 @@ void require_scalar(const YAML::Node& node, const Locator& loc, std::string_view
     fail(loc.at(node), fmt::format("{} is {}; expected {}", what, show(node), expected));
 }
 
+constexpr std::string_view kStrTag = "tag:yaml.org,2002:str";
+constexpr std::string_view kIntTag = "tag:yaml.org,2002:int";
+
+// How a scalar's tag makes it read (yaml-cpp: "?" plain, "!" quoted, else the explicit tag in
+// full, !!str as tag:yaml.org,2002:str).
+std::string tag_text(const YAML::Node& node) {
+  const std::string& tag = node.Tag();
+  if (tag == "!") return "in quotes, which YAML reads as text";
+  constexpr std::string_view kCore = "tag:yaml.org,2002:";
+  if (tag.starts_with(kCore)) return "with the tag !!" + printable(tag.substr(kCore.size()));
+  return "with the tag " + printable(tag);
+}
+
+// A quoted or !!str scalar is text, even when it reads as a number or a boolean: an explicit tag
+// must be honoured. `allowed` are the core tags of the kind asked for (!!float, !!int, !!bool).
+void require_plain(const YAML::Node& node, const Locator& loc, std::string_view what,
+                   std::string_view expected, std::initializer_list<std::string_view> allowed) {
+  const std::string& tag = node.Tag();
+  if (tag == "?" || std::find(allowed.begin(), allowed.end(), tag) != allowed.end()) return;
+  fail(loc.at(node),
+       fmt::format("{} is {} {}; expected {}", what, show(node), tag_text(node), expected));
+}
+
 }  // namespace
 
 std::string Locator::at(const YAML::Mark& mark) const {
@@ -57,7 +82,7 @@ std::string show(const YAML::Node& node) {
     case YAML::NodeType::Scalar: {
       std::string text = node.Scalar();
       if (text.size() > 40) text = text.substr(0, 37) + "...";
-      return "'" + text + "'";
+      return fmt::format("'{}'", printable(text));
     }
     default:
       return "empty";
@@ -67,6 +92,10 @@ std::string show(const YAML::Node& node) {
 double read_number(const YAML::Node& node, const Locator& loc, std::string_view what,
                    std::string_view expected) {
   require_scalar(node, loc, what, expected);
+  require_plain(node, loc, what, expected, {"tag:yaml.org,2002:float", kIntTag});
+  if (node.Tag() == kIntTag && !parse_full<std::int64_t>(node.Scalar()))
+    fail(loc.at(node), fmt::format("{} is {} with the tag !!int, not an integer; expected {}", what,
+                                   show(node), expected));
   const auto value = parse_full<double>(node.Scalar());
   if (!value || !std::isfinite(*value))
     fail(loc.at(node),
@@ -77,11 +106,13 @@ double read_number(const YAML::Node& node, const Locator& loc, std::string_view 
 std::int64_t read_integer(const YAML::Node& node, const Locator& loc, std::string_view what,
                           std::string_view expected) {
   require_scalar(node, loc, what, expected);
+  require_plain(node, loc, what, expected, {kIntTag, "tag:yaml.org,2002:float"});
   if (const auto exact = parse_full<std::int64_t>(node.Scalar())) return *exact;
-  // Also accept integral numbers written as floats (1.0e6, 64.0).
+  // Also accept integral numbers written as floats (1.0e6, 64.0), below 2^53 where a double
+  // holds every integer: 9007199254740993.0 reads as 2^53 and must not pass as it.
   const auto value = parse_full<double>(node.Scalar());
-  if (!value || !std::isfinite(*value) || *value != std::floor(*value) ||
-      std::abs(*value) > 0x1.0p53)
+  if (node.Tag() == kIntTag || !value || !std::isfinite(*value) || *value != std::floor(*value) ||
+      std::abs(*value) >= 0x1.0p53)
     fail(loc.at(node),
          fmt::format("{} is {}, not an integer; expected {}", what, show(node), expected));
   return static_cast<std::int64_t>(*value);
@@ -90,6 +121,7 @@ std::int64_t read_integer(const YAML::Node& node, const Locator& loc, std::strin
 std::uint64_t read_unsigned(const YAML::Node& node, const Locator& loc, std::string_view what,
                             std::string_view expected) {
   require_scalar(node, loc, what, expected);
+  require_plain(node, loc, what, expected, {kIntTag});
   const auto value = parse_full<std::uint64_t>(node.Scalar());
   if (!value)
     fail(loc.at(node), fmt::format("{} is {}, not a non-negative integer; expected {}", what,
@@ -99,6 +131,7 @@ std::uint64_t read_unsigned(const YAML::Node& node, const Locator& loc, std::str
 
 bool read_bool(const YAML::Node& node, const Locator& loc, std::string_view what) {
   require_scalar(node, loc, what, "true or false");
+  require_plain(node, loc, what, "true or false", {"tag:yaml.org,2002:bool"});
   bool value = false;
   if (!YAML::convert<bool>::decode(node, value))
     fail(loc.at(node),
@@ -109,6 +142,7 @@ bool read_bool(const YAML::Node& node, const Locator& loc, std::string_view what
 std::string read_string(const YAML::Node& node, const Locator& loc, std::string_view what,
                         std::string_view expected) {
   require_scalar(node, loc, what, expected);
+  require_plain(node, loc, what, expected, {"!", kStrTag});
   return node.Scalar();
 }
 

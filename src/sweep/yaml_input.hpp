@@ -7,12 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include "qsweep/common/printable.hpp"
+
 namespace qsweep::sweep::detail {
 
 class Locator {
  public:
-  static Locator in_file(std::string file) { return Locator(std::move(file), false); }
-  static Locator in_flag(std::string flag) { return Locator("--" + std::move(flag), true); }
+  // Names are shown printable(): a path or flag with a control byte must not act on the terminal.
+  static Locator in_file(const std::string& file) { return Locator(printable(file), false); }
+  static Locator in_flag(const std::string& flag) { return Locator("--" + printable(flag), true); }
 
   // "FILE:LINE:COLUMN" (1-based) of `node`, or "--flag" for every node of a flag's value.
   std::string at(const YAML::Node& node) const;
@@ -27,7 +30,8 @@ class Locator {
 // Throws InputError("WHERE: WHAT").
 [[noreturn]] void fail(const std::string& where, const std::string& what);
 
-// How a node looks to a user ("a list", "a mapping", "'abc'", "nothing").
+// How a node looks to a user ("a list", "a mapping", "'abc'", "nothing"); control bytes of a
+// scalar shown as \xNN.
 std::string show(const YAML::Node& node);
 
 // Readers for scalar nodes; `what` names the value in messages ("lambda", "linspace count").

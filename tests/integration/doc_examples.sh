@@ -279,8 +279,18 @@ SLURM_NTASKS=3 SLURM_NPROCS=3 build/qsweep run sweeps/starter.yaml -o x.h5 2>slu
 expect_message docs/running.md "qsweep: error: SLURM asked for several tasks" slurm.log
 not_run docs/running.md "qsweep: error: results/ring.h5 is being written by another run" \
   "needs a run holding the file: tests/integration/run_lock.sh checks this message"
+not_run docs/running.md "qsweep: error: results/ring.h5.activity.new is a symbolic link" \
+  "needs a planted link: tests/integration/run_companions.sh checks this message"
+not_run docs/running.md "qsweep: warning: cannot remove results/ring.h5.lock" \
+  "needs a directory made read-only during a run: tests/integration/run_companions.sh checks this message"
 not_run docs/running.md "qsweep: results/ring.h5: 3 of 240 rows failed verification" \
   "needs damaged rows: tests/integration/run_corrupt.sh checks this message"
+not_run docs/running.md "qsweep: error: started by a launcher of MPICH" \
+  "needs the other MPI family's launcher: tests/integration/run_launcher.sh checks this message"
+not_run docs/running.md "qsweep: error: a.h5: damaged structure: no dataset /tasks/status" \
+  "needs a damaged file (h5py): tests/integration/run_foreign.sh checks this message"
+not_run docs/running.md "qsweep: error: --csv r.h5 is the results file r.h5" \
+  "a message: tests/integration/output_safety.sh checks it"
 # The status examples are of the sweep-format example's results/ring.h5; one more block with an
 # unstable load shows the `unstable` section too.
 block docs/sweep-format.md "name: ring-vs-complete"

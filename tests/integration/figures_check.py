@@ -341,7 +341,7 @@ def check_redundancy_sec6(path, drawing):
 
 
 def jsq_rate(j, horizon, lam):
-    """-lim (1/n) log P(E_j^n(T)), DESIGN.md / docs/ldp.md (lambda <= 1, T <= c / (1 - lambda))."""
+    """-lim (1/n) log P(E_j^n(T)), docs/ldp.md "Theory" (lambda <= 1, T <= c / (1 - lambda))."""
     c = j - 2
     b = c / horizon
     y = (b + math.sqrt(b * b + 4 * lam)) / (2 * lam)

@@ -20,7 +20,17 @@ kill -9 $victim
 rc=0
 timeout 60 tail --pid="$JOB_PID" -f /dev/null || rc=$?
 [ "$rc" -eq 0 ] || { kill_job; fail "the job hung after one rank died"; }
-wait "$JOB_PID" && fail "the job exited with 0 after a rank died" || true
+rc=0
+wait "$JOB_PID" || rc=$?
+[ "$rc" -ne 0 ] || fail "the job exited with 0 after a rank died"
+# What docs/running.md ("When a run fails") says the launcher reports: no rank sees an error, so
+# the launcher's words and exit code are the job's.
+if [ "$MPI_FAMILY" = openmpi ]; then
+  [ "$rc" -eq 137 ] || { cat died.log; fail "Open MPI's mpirun exited with $rc after kill -9 of a rank, expected 137"; }
+  grep -qE "(mpirun|mpiexec) noticed that process rank [0-9] .* exited on signal 9 \(Killed\)" died.log ||
+    { cat died.log; fail "no 'mpirun noticed that process rank ... exited on signal 9' line"; }
+fi
+echo "a rank killed: the launcher exited with $rc"
 mpi 2 "$QSWEEP" run "$long" -o died.h5 --resume --quiet
 $CHECK same died.h5 reference.h5 --ignore-attempts
 

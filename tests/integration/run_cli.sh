@@ -19,7 +19,7 @@ expect_exit 2 "$QSWEEP" run "$mixed" -o x.h5 --resume --force 2>/dev/null
 # Output paths that cannot be a results file: refused before anything is made.
 mkdir existing-dir
 expect_exit 2 "$QSWEEP" run "$mixed" -o "" 2>output.log
-grep -q "empty path" output.log || { cat output.log; fail "no message for an empty -o"; }
+grep -q "empty value" output.log || { cat output.log; fail "no message for an empty -o"; }
 for output in "new-dir/" existing-dir "$(printf 'tab\tname.h5')"; do
   expect_exit 2 mpi 2 "$QSWEEP" run "$mixed" -o "$output" 2>output.log
   [ "$(grep -c '^qsweep: error: ' output.log)" -eq 1 ] || { cat output.log; fail "not one message for -o '$output'"; }

@@ -1,5 +1,5 @@
-// The decay rate formula of DESIGN.md (theory.hpp) against a direct numerical minimisation of
-// the paper's control problem (its eq. (2.8)): minimise
+// The decay rate formula (theory.hpp; docs/ldp.md, "Theory") against a direct numerical
+// minimisation of the JSQ paper's control problem (its eq. (2.8); docs/references.md): minimise
 //   int_0^tau [ lambda l(phi_0) + sum_i (x_i - x_{i+1}) l(phi_i) ] dt,   l(z) = z log z - z + 1,
 // over arrival controls phi_0 and service controls phi_i (queues of length i) and over the time
 // tau <= T at which the controlled JSQ fluid x reaches x_{j-1} = 1 (every queue at j - 1). The
@@ -176,7 +176,7 @@ double minimised_rate(int j, double T, double lambda) {
 constexpr double tolerance = 1e-6;
 
 TEST(ControlMinimisation, CriticalRateMatchesFormula) {
-  // j = 3, T = 1: log(golden ratio) + 2 - sqrt(5) (DESIGN.md)
+  // j = 3, T = 1: log(golden ratio) + 2 - sqrt(5) (docs/ldp.md, "Theory")
   const double formula = qsweep::ldp::decay_rate(3, 1.0);
   EXPECT_NEAR(formula, std::log((1 + std::sqrt(5.0)) / 2) + 2 - std::sqrt(5.0), 1e-15);
   EXPECT_NEAR(formula, 0.2451438, 1e-7);

@@ -231,7 +231,7 @@ TEST(ExactChain, BoundsHoldAndTighten) {
 
 TEST(ExactChain, ApproachesTheDecayRateLikeHalfLogNOverN) {
   // -(1/n) log p = rate + a log(n) / n + b / n + o(1/n): solve for (rate, a, b) from
-  // n = 100, 200, 400. DESIGN.md: the rate is log(phi) + 2 - sqrt(5) and a = 1/2
+  // n = 100, 200, 400. docs/ldp.md ("Theory"): the rate is log(phi) + 2 - sqrt(5) and a = 1/2
   // (p ~ C n^(-1/2) exp(-n rate)); the gap to the rate shrinks like log(n) / n.
   const double rate = qsweep::ldp::decay_rate(3, 1.0);
   double A[3][4];

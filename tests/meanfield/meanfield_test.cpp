@@ -24,7 +24,8 @@ Options options(Policy policy, double lambda, int d = 2) {
   return o;
 }
 
-// DESIGN.md's public oracle: JSQ(d) x_i = lambda^((d^i - 1) / (d - 1)), written with pow here.
+// JSQ(d)'s closed form x_i = lambda^((d^i - 1) / (d - 1)) (docs/meanfield.md, "Formulas"),
+// written with pow here.
 TEST(MeanFieldFixedPoint, PowerOfDMatchesTheClosedForm) {
   for (int d : {2, 3, 5})
     for (double lambda : {0.3, 0.7, 0.9, 0.99}) {

@@ -354,6 +354,39 @@ TEST(Stability, HugeNetworksWithinRoundingAreUndecided) {
   EXPECT_FALSE(check_stability(System(family, {}, 1.0 + 1e-12)).ok);
 }
 
+// C(u, k) / C(N, k) for every u in turn, within its stated roundings of the product of k ratios
+// (long double), whatever k: 1 (every value a product), 2, 7 (restarts at multiples of k) and N.
+TEST(Stability, InsideFractionFollowsTheProductOfRatios) {
+  constexpr int N = 60;
+  for (const int k : {1, 2, 7, N}) {
+    InsideFraction inside(N, k);
+    for (int u = 1; u <= N; ++u) {
+      long double exact = u < k ? 0.0L : 1.0L;
+      for (int i = 0; u >= k && i < k; ++i) exact *= static_cast<long double>(u - i) / (N - i);
+      const auto [value, roundings] = inside.next();
+      EXPECT_LE(roundings, 4 * k) << "u " << u << " k " << k;
+      EXPECT_LE(std::fabs(static_cast<long double>(value) - exact),
+                exact * (roundings + 1) * 0x1p-53L)
+          << "u " << u << " k " << k;
+    }
+  }
+}
+
+// The minimum over sizes of complete takes O(N) however large d is (it took O(N d): hours at
+// N = 10^7, d = 5 x 10^6); the verdicts at the boundary, lambda = 1 for identical speeds.
+TEST(Stability, CompleteWithHugeDIsCheckedOverEverySize) {
+  FamilyParams complete;
+  complete.kind = FamilyKind::complete;
+  complete.N = 10'000'000;
+  complete.d = 5'000'000;
+  const Family family(complete);
+  const std::vector<double> speeds(static_cast<std::size_t>(complete.N), 1.0);
+  EXPECT_TRUE(check_stability(family, speeds, 0.5).ok);
+  const StabilityReport over = check_stability(family, speeds, 1.5);
+  EXPECT_FALSE(over.ok);
+  EXPECT_EQ(over.violating_set.size(), static_cast<std::size_t>(complete.N)) << over.describe();
+}
+
 // Random routing: a server of a ring receives exactly lambda (two edges, half of each).
 TEST(Stability, RandomRoutingIsDecidedExactly) {
   FamilyParams ring;

@@ -161,8 +161,8 @@ TEST(ClosedForms, IndependentFamilyDeterministicServicePerServer) {
 }
 
 // Redundancy to all servers with independent exponential replicas: the minimum of the replicas
-// is exponential with rate mu(all), so Q is an M/M/1 queue with service rate N * mu
-// (DESIGN.md public oracle). Both kernels.
+// is exponential with rate mu(all), so Q is an M/M/1 queue with service rate N * mu. Both
+// kernels.
 TEST(ClosedForms, RedundancyToAllServersIsMM1WithTotalRate) {
   const int N = 4;
   const std::vector<double> speeds = {0.5, 1.0, 1.0, 1.5};  // total 4

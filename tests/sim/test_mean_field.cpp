@@ -1,7 +1,7 @@
-// JSQ(d) on many servers against its mean-field limit (DESIGN.md public oracle): the fraction of
-// queues with at least i jobs tends to lambda^((d^i - 1) / (d - 1)) as N grows. jsq on the
-// complete family with d-subsets is JSQ(d) over all servers; power_of_d with d choices among the
-// servers of a larger uniform subset is the same law. Fixed seeds.
+// JSQ(d) on many servers against its mean-field limit (docs/meanfield.md, "Formulas"): the
+// fraction of queues with at least i jobs tends to lambda^((d^i - 1) / (d - 1)) as N grows. jsq
+// on the complete family with d-subsets is JSQ(d) over all servers; power_of_d with d choices
+// among the servers of a larger uniform subset is the same law. Fixed seeds.
 #include <gtest/gtest.h>
 
 #include <cmath>

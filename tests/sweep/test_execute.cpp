@@ -238,6 +238,7 @@ seed: 1
 blocks:
   - method: simulate
     family: [complete, ring]
+    d: 2
     N: 6
     lambda: 0.5
     policy: jsq

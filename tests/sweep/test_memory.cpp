@@ -275,6 +275,7 @@ blocks:
   - method: simulate
     policy: [jsq, power_of_d, random, redundancy_coc, redundancy_cos]
     family: [complete, ring]
+    d: 2
     N: [6, 20]
     lambda: [0.2, 0.7, 0.95]
     horizon: 10
@@ -283,6 +284,7 @@ blocks:
     service: [exponential, hyperexponential]
     cv2: 4
     family: [complete, ring]
+    d: 2
     N: [6, 20]
     speed_profile: [two_class, linear]
     fast: 3
@@ -310,6 +312,7 @@ blocks:
   - method: simulate
     policy: [jsq, power_of_d]
     family: [complete, ring]
+    d: 2
     N: [8, 30]
     speed_profile: two_class
     fast: 2

@@ -1,7 +1,8 @@
 #pragma once
 // Exact stationary performance of the redundancy system via its product form: cancel-on-completion
-// (paper eq. 3, on the lattice of prefix unions; DESIGN.md) or cancel-on-start with assignment to
-// the longest idle server (docs/exact.md, "Cancel-on-start").
+// (paper eq. 3, on the lattice of prefix unions: docs/exact.md, "General engine: the union
+// lattice") or cancel-on-start with assignment to the longest idle server (docs/exact.md,
+// "Cancel-on-start"). The paper is in docs/references.md.
 #include <array>
 #include <cstdint>
 #include <string>

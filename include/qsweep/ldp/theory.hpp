@@ -1,7 +1,8 @@
 #pragma once
-// Large-deviation theory of many-server JSQ (DESIGN.md "Many-server JSQ large deviations"):
-// decay rates of p = P(E_j^n(T)) from the all-queues-of-length-1 start, the tilt of the optimal
-// path, and fluid (law of large numbers) trajectories of the occupancy X_i(t).
+// Large-deviation theory of many-server JSQ (the JSQ paper, docs/references.md; the formulas and
+// how they were checked: docs/ldp.md, "Theory"): decay rates of p = P(E_j^n(T)) from the
+// all-queues-of-length-1 start, the tilt of the optimal path, and fluid (law of large numbers)
+// trajectories of the occupancy X_i(t).
 #include <vector>
 
 #include "qsweep/ldp/options.hpp"
@@ -32,8 +33,9 @@ double optimal_tilt(int j, double T, double lambda);
 // Fluid limit of the occupancy for n -> infinity. x0[i - 1] = X_i(0) (fraction of queues with at
 // least i jobs, non-increasing in [0, 1]). Returns, for each entry of `times` (non-decreasing,
 // >= 0), the vector X_1, X_2, ... at that time; levels beyond a row's size are 0. Arrivals of rate
-// lambda join a queue of length k at fraction a_k: jsq and jiq as in DESIGN.md (jiq: idle queues
-// refilled first, the rest uniform), power_of_d: a_k = X_k^d - X_{k+1}^d. RK4 with step dt.
+// lambda join a queue of length k at fraction a_k: jsq refills the queues that drop below the
+// full levels first, the rest join the shortest; jiq refills idle queues first, the rest uniform
+// (docs/ldp.md, "Theory"); power_of_d: a_k = X_k^d - X_{k+1}^d. RK4 with step dt.
 std::vector<std::vector<double>> fluid_trajectory(Policy policy, int d, double lambda,
                                                   const std::vector<double>& x0,
                                                   const std::vector<double>& times,

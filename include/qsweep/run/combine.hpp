@@ -54,10 +54,11 @@ class CombineStopped : public std::runtime_error {
 // kill at any moment leaves `path` as it was, or the new file whole. `stop_now` is asked between
 // pieces of rows: when it says yes (a stop signal), the new file is removed and CombineStopped
 // thrown, so a stopped job ends without waiting for a long copy and leaves nothing behind.
-// One process (MPI_COMM_SELF). Returns how many rows were copied.
+// One process (MPI_COMM_SELF), holding `lock`, the writer lock of `path`, which holds the new file
+// too. Returns how many rows were copied.
 std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
                              const std::vector<const ResultsSource*>& sources,
-                             const store::Provenance& provenance,
+                             const store::Provenance& provenance, store::WriterLock& lock,
                              const std::function<bool()>& stop_now);
 
 // The files a killed job may leave beside the results file `path`: "<path>.partial" (a file

@@ -4,6 +4,7 @@
 // (docs/running.md, "Memory").
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,12 @@ struct MachineMemory {
 MachineMemory machine_memory(const std::string& proc = "/proc",
                              const std::string& cgroup_root = "/sys/fs/cgroup");
 
+// What this process may hold under its address-space limit (RLIMIT_AS, `ulimit -v`, as Torque and
+// PBS set it), in the terms of a task's limit (sweep::MemoryLimit: a task's estimate plus the
+// process's resident baseline): the limit less what the process maps beyond its resident memory
+// now. nullopt when there is no limit.
+std::optional<MachineMemory> address_space_limit();
+
 // Resident now (VmRSS, read from /proc/self/statm, less the resident part of the block the exact
 // engine keeps for the next task: exact::kept_block_resident_bytes()) and peak resident (VmHWM
 // of /proc/self/status), in bytes; 0 if unreadable.
@@ -35,9 +42,11 @@ void release_free_memory();
 
 // Which ranks share a node and the memory of each node.
 struct NodeMap {
-  std::vector<int> node_of_rank;    // node index (0, 1, ...) of each rank
-  std::vector<double> budget;       // bytes each node may hold, per node
-  std::vector<double> baseline;     // resident bytes of each rank without a task (measured)
+  std::vector<int> node_of_rank;  // node index (0, 1, ...) of each rank
+  std::vector<double> budget;     // bytes each node may hold, per node
+  std::vector<double> baseline;   // resident bytes of each rank without a task (measured)
+  // Per rank: its address_space_limit() (none if empty or nullopt); every task must fit it.
+  std::vector<std::optional<MachineMemory>> address_limit;
   std::vector<std::string> source;  // per node: where its budget comes from, for messages
 
   int nodes() const { return static_cast<int>(budget.size()); }

@@ -29,7 +29,7 @@ store::Layout results_layout(const sweep::Plan& plan);
 // Collective: creates the results file of `plan` (store::ResultsFile::create).
 void create_results_file(const std::string& path, const sweep::Plan& plan,
                          const store::Layout& layout, const store::Provenance& provenance,
-                         MPI_Comm comm);
+                         MPI_Comm comm, store::WriterLock* lock = nullptr);
 
 // Writes the rows of finished tasks. An outcome whose results do not fit the planned sizes is
 // turned into a failure (in place) with a message saying so.

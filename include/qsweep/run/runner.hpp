@@ -2,6 +2,7 @@
 // `qsweep run`: rank 0 coordinates (and, by default, also computes on a thread of its own), the
 // other ranks work. Dynamic scheduling, biggest estimated cost first, small tasks batched; every
 // rank writes the rows of the tasks it ran into the shared results file. See docs/running.md.
+#include <stdexcept>
 #include <string>
 
 #include "qsweep/common/error.hpp"
@@ -51,8 +52,16 @@ class AgreedInputError : public InputError {
   using InputError::InputError;
 };
 
+// A stop-now signal (SIGTERM, SIGINT) reached a rank while it planned: every rank throws it,
+// nothing has been written.
+class StoppedWhilePlanning : public std::runtime_error {
+ public:
+  StoppedWhilePlanning() : std::runtime_error("stopped by a signal while planning") {}
+};
+
 // Rank 0 reads the sweep file, every rank parses and validates the text (at the same time).
-// Throws AgreedInputError for a bad file (rank 0's message, the same on every rank).
+// Throws AgreedInputError for a bad file (rank 0's message, the same on every rank), and
+// StoppedWhilePlanning.
 sweep::Plan distribute_plan(const Comm& comm, const std::string& path);
 
 // Collective: runs `plan` (the same on every rank) into the results file. Throws

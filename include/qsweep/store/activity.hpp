@@ -29,13 +29,17 @@ struct Activity {
 };
 
 std::string activity_path(const std::string& results_path);
+// Where it is written before it is renamed to activity_path.
+std::string activity_temporary_path(const std::string& results_path);
 
-// Writes the file whole (temporary file, then rename). Returns false, and leaves the old file,
-// if it cannot: the activity is for display only and never stops a run.
-bool write_activity(const std::string& results_path, const Activity& activity);
+// Writes the file whole (a new temporary file, never one found there, then rename). Returns ""
+// or, if it cannot, why (with the errno text), leaving the old file: the activity is for display
+// only and never stops a run.
+std::string write_activity(const std::string& results_path, const Activity& activity);
 // The activity written last, or nothing (no file, or not one this version reads).
 std::optional<Activity> read_activity(const std::string& results_path);
-void remove_activity(const std::string& results_path);
+// Removes the file; returns "" or why it could not.
+std::string remove_activity(const std::string& results_path);
 
 // Seconds since the Unix epoch, now.
 double unix_seconds();

@@ -17,6 +17,7 @@ namespace qsweep::store {
 namespace detail {
 struct FileDatasets;
 }
+class WriterLock;
 
 // Who made the file, stored as root attributes next to the sweep's own identity.
 struct Provenance {
@@ -44,14 +45,21 @@ struct FinishedRow {
   TaskRows rows;
 };
 
+// "; No space left on device (DIR has no free space)" when the file system of the results file
+// `path` is full, else "": added to the message of a write that failed there, since MPI-IO and
+// HDF5 report only that a write failed, not the errno.
+std::string full_disk_note(const std::string& path);
+
 class ResultsFile {
  public:
   // Collective over `comm`. Writes the whole file to "<path>.partial", every task's rows as
   // `planned` gives them, and renames it to `path` (replacing an existing file) only once it is
   // complete, so a job killed during creation never leaves a half-made file under the final
-  // name. Every rank passes the same identity and layout.
+  // name. Every rank passes the same identity and layout. `lock` (rank 0's, of the results
+  // file) holds the new file before it is renamed (WriterLock::hold).
   static void create(const std::string& path, const SweepIdentity& sweep, const Layout& layout,
-                     const PlannedRows& planned, const Provenance& provenance, MPI_Comm comm);
+                     const PlannedRows& planned, const Provenance& provenance, MPI_Comm comm,
+                     WriterLock* lock = nullptr);
 
   // Collective: opens a file made by create() with the same layout, to write rows. `layout` must
   // outlive the object.

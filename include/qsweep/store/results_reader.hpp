@@ -3,6 +3,7 @@
 // resume check. Safe to use on a file that a running job is writing (it sees finished rows).
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -35,11 +36,20 @@ struct TaskProblem {
   std::string error;
 };
 
+namespace detail {
+class FileCheck;
+}
+
+// Every failure to read the file (a dataset missing or misshapen, HDF5 failing on damaged
+// metadata) throws InputError naming the file and what is wrong: the file is bad input.
 class ResultsReader {
  public:
-  // Throws InputError if `path` cannot be opened or is not a qsweep results file of a format
-  // version this build reads.
+  // Throws InputError if `path` cannot be opened, is not a qsweep results file of a format
+  // version this build reads, or lacks the datasets of /tasks.
   explicit ResultsReader(const std::string& path);
+  ~ResultsReader();
+  ResultsReader(const ResultsReader&) = delete;
+  ResultsReader& operator=(const ResultsReader&) = delete;
 
   const std::string& path() const { return path_; }
   // A root attribute as text ("" if absent).
@@ -68,7 +78,7 @@ class ResultsReader {
 
  private:
   std::string path_;
-  H5Id file_;
+  std::unique_ptr<const detail::FileCheck> file_;
   std::uint64_t task_count_ = 0;
 };
 

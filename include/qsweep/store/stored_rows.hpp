@@ -27,10 +27,13 @@ class StoredRows {
   StoredRows& operator=(const StoredRows&) = delete;
   ~StoredRows();
 
-  // The rows of tasks `ids` (ascending), read a bounded window of rows at a time.
+  // The rows of tasks `ids` (ascending), read a bounded window of rows at a time. A failure to
+  // read the file throws InputError naming it (a damaged file), as the constructor does.
   std::vector<StoredRow> read(std::span<const std::uint64_t> ids);
 
  private:
+  std::vector<StoredRow> read_rows(std::span<const std::uint64_t> ids);
+
   struct Tables;
   const Layout& layout_;
   std::unique_ptr<Tables> tables_;

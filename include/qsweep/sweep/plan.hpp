@@ -1,8 +1,10 @@
 #pragma once
 // A sweep file parsed, validated and expanded into its task list (docs/sweep-format.md).
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +112,8 @@ struct Plan {
   std::string yaml_sha256;  // hex SHA-256 of yaml_text
   std::string hash;         // hex digest of the expanded task list: resume refuses a mismatch
   std::string output;       // `output:` of the file, "" if absent (-o overrides)
+  // Where `output:`'s value is, "FILE:LINE:COLUMN", for messages about that path.
+  std::string output_location;
   std::uint64_t seed = 0;
   bool on_unstable_error = false;  // `on_unstable: error`
   PlanTasks tasks;                 // tasks[i].id == i
@@ -135,10 +139,18 @@ std::string read_sweep_text(const std::string& path);
 // runner checks the file system (a directory, a writable parent).
 std::string output_path_problem(std::string_view path);
 
+// Thrown by parse_plan when `stopped` says so (a stop signal while `qsweep run` plans).
+class PlanStopped : public std::runtime_error {
+ public:
+  PlanStopped() : std::runtime_error("planning stopped") {}
+};
+
 // Reads, validates and expands a sweep file. Throws InputError with a one-line message
 // "FILE:LINE:COLUMN: what is wrong; what was expected" for any bad input. Touches no other file.
+// `stopped`, if given, is asked before each task is made: true ends planning with PlanStopped.
 Plan load_plan(const std::string& path);
-Plan parse_plan(const std::string& yaml_text, const std::string& source_name);
+Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
+                const std::function<bool()>& stopped = {});
 
 // `qsweep eval`: a one-task plan from command-line flags, with the keys and the validation of a
 // sweep block. Each flag's text is read as YAML ("8", "[1, 2, 3]", "[{servers: [1, 2], p: 1}]");

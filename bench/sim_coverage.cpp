@@ -188,8 +188,8 @@ int main(int argc, char** argv) {
       intervals, replications, horizon, max_events);
   fmt::print(
       "| system | rho | exact E[T] | unflagged covered | coverage | flagged | rel. bias "
-      "(unflagged) | mean events | CPU s to valid 1% |\n|---|---|---|---|---|---|---|---|"
-      "---|\n");
+      "(unflagged) | z mean | z sd | rel. hw | mean events | CPU s to valid 1% |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& name : systems)
     for (double rho : loads) {
       const Case c = make_case(name, rho);
@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
       o.replications = replications;
       o.max_events = max_events;
       int unflagged = 0, covered = 0;
-      double bias = 0.0, events = 0.0;
+      double bias = 0.0, events = 0.0, z_sum = 0.0, z_squares = 0.0, rel_hw = 0.0;
       for (int k = 0; k < intervals; ++k) {
         const sim::Result r = sim::simulate(c.system, o, 1000 + static_cast<std::uint64_t>(k), 1);
         events += static_cast<double>(r.events) / intervals;
@@ -207,7 +207,16 @@ int main(int argc, char** argv) {
         ++unflagged;
         if (std::abs(r.ET - c.ET) <= r.ET_hw) ++covered;
         bias += (r.ET - c.ET) / c.ET;
+        // The error in units of the reported standard error (hw / 1.96): mean 0 and sd 1 when the
+        // interval is right; a mean off 0 is bias, an sd above 1 a variance estimated too small.
+        const double z = (r.ET - c.ET) / (r.ET_hw / 1.96);
+        z_sum += z;
+        z_squares += z * z;
+        rel_hw += r.ET_hw / r.ET;
       }
+      const double z_mean = unflagged > 0 ? z_sum / unflagged : 0.0;
+      const double z_sd =
+          unflagged > 1 ? std::sqrt((z_squares - unflagged * z_mean * z_mean) / (unflagged - 1)) : 0.0;
       std::string to_one_percent = "-";
       if (cost) {
         sim::Options precise = o;
@@ -218,13 +227,13 @@ int main(int argc, char** argv) {
         to_one_percent = r.flags == 0 ? fmt::format("{:.3g}", seconds)
                                       : fmt::format("> {:.3g} (flags {})", seconds, r.flags);
       }
-      fmt::print("| {} | {:g} | {:.6g} | {}/{} | {} | {:.3f} | {} | {:.3g} | {} |\n", name, rho,
+      fmt::print("| {} | {:g} | {:.6g} | {}/{} | {} | {:.3f} | {} | {:+.2f} | {:.2f} | {:.3g} | {:.3g} | {} |\n", name, rho,
                  c.ET, covered, unflagged,
                  unflagged > 0 ? fmt::format("{:.3f}", static_cast<double>(covered) / unflagged)
                                : std::string("-"),
                  1.0 - static_cast<double>(unflagged) / intervals,
                  unflagged > 0 ? fmt::format("{:+.4f}", bias / unflagged) : std::string("-"),
-                 events, to_one_percent);
+                 z_mean, z_sd, unflagged > 0 ? rel_hw / unflagged : 0.0, events, to_one_percent);
       std::fflush(stdout);
     }
   return 0;

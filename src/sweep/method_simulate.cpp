@@ -229,7 +229,10 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system,
   const double race = markov ? 16.0 + (sums.identical_speeds ? 0.0 : 32.0) : 0.0;
   const double kernel = redundancy ? (markov ? 8.0 : 28.0) : (markov ? 56.0 : 132.0);
   const bool pooled = sim::resolve_kernel(system, o, sums.identical_speeds) == sim::Kernel::pooled;
-  const double per_server = pooled ? 12.0 : 148.0 + race + kernel;
+  // Not pooled: the replication's counts and the per-server totals at the four window starts and
+  // its end (5 x 16 B), the windows' per-server means (4 x 16 B), and across replications the
+  // running moments of E[R_n] and the utilisation for each of the five windows (5 x 32 B).
+  const double per_server = pooled ? 12.0 : 356.0 + race + kernel;
   const double rho = std::min(system.lambda / sums.mean_speed, 0.999);  // system.rho()
   const bool jobs_in_queues = !redundancy && markov;  // ints in the ring buffers counted above
   const double jobs =

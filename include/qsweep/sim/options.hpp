@@ -86,11 +86,19 @@ struct Options {
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // The replication cap of the procedure before the output analysis sits where it was, at its
+    // old default, and max_events (added later) is written to the canonical text (the plan hash
+    // and duplicate removal of src/sweep) only off its default: so the text of every task that
+    // leaves it alone, and of every exact, ldp and meanfield task (which writes these options at
+    // their defaults), is what it was, and results files made before still resume. Boost
+    // archives always carry max_events.
     // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
     // clang-format off
+    int retired_max_replications = 256;
     ar & policy & policy_d & service & identical_replicas & horizon & warmup & replications &
-        target_rel_half_width & qmax & occupancy_max & longest_idle &
-        max_events;
+        target_rel_half_width & retired_max_replications & qmax & occupancy_max & longest_idle;
+    constexpr bool boost_archive = requires { typename Archive::is_loading; };
+    if (boost_archive || max_events != Options{}.max_events) ar & max_events;
     // clang-format on
   }
 };

@@ -216,7 +216,8 @@ int main(int argc, char** argv) {
       }
       const double z_mean = unflagged > 0 ? z_sum / unflagged : 0.0;
       const double z_sd =
-          unflagged > 1 ? std::sqrt((z_squares - unflagged * z_mean * z_mean) / (unflagged - 1)) : 0.0;
+          unflagged > 1 ? std::sqrt((z_squares - unflagged * z_mean * z_mean) / (unflagged - 1))
+                        : 0.0;
       std::string to_one_percent = "-";
       if (cost) {
         sim::Options precise = o;
@@ -227,13 +228,15 @@ int main(int argc, char** argv) {
         to_one_percent = r.flags == 0 ? fmt::format("{:.3g}", seconds)
                                       : fmt::format("> {:.3g} (flags {})", seconds, r.flags);
       }
-      fmt::print("| {} | {:g} | {:.6g} | {}/{} | {} | {:.3f} | {} | {:+.2f} | {:.2f} | {:.3g} | {:.3g} | {} |\n", name, rho,
-                 c.ET, covered, unflagged,
-                 unflagged > 0 ? fmt::format("{:.3f}", static_cast<double>(covered) / unflagged)
-                               : std::string("-"),
-                 1.0 - static_cast<double>(unflagged) / intervals,
-                 unflagged > 0 ? fmt::format("{:+.4f}", bias / unflagged) : std::string("-"),
-                 z_mean, z_sd, unflagged > 0 ? rel_hw / unflagged : 0.0, events, to_one_percent);
+      fmt::print(
+          "| {} | {:g} | {:.6g} | {}/{} | {} | {:.3f} | {} | {:+.2f} | {:.2f} | {:.3g} | {:.3g} | "
+          "{} |\n",
+          name, rho, c.ET, covered, unflagged,
+          unflagged > 0 ? fmt::format("{:.3f}", static_cast<double>(covered) / unflagged)
+                        : std::string("-"),
+          1.0 - static_cast<double>(unflagged) / intervals,
+          unflagged > 0 ? fmt::format("{:+.4f}", bias / unflagged) : std::string("-"), z_mean, z_sd,
+          unflagged > 0 ? rel_hw / unflagged : 0.0, events, to_one_percent);
       std::fflush(stdout);
     }
   return 0;

@@ -29,6 +29,7 @@ std::string format_progress(const ProgressCounts& counts, double tasks_per_secon
   std::string text = fmt::format("{}/{} tasks ({:.1f}%)", counts.finished(), counts.total, percent);
   text += fmt::format(", {} failed", counts.failed);
   if (counts.unstable > 0) text += fmt::format(", {} unstable", counts.unstable);
+  if (counts.warned > 0) text += fmt::format(", {} with warnings", counts.warned);
   text += fmt::format(", {:.3g} tasks/s, ETA {}", tasks_per_second, format_duration(eta_seconds));
   return text;
 }

@@ -107,6 +107,7 @@ struct Report {
   std::uint64_t seq = 0;
   std::uint64_t tasks = 0;
   std::uint64_t done = 0, failed = 0, unstable = 0;
+  std::uint64_t warned = 0;  // finished with a warning (a simulate interval not to be trusted, ...)
   double wall_seconds = 0.0;
   std::vector<std::pair<std::uint64_t, std::string>> failures;  // (task id, message), the first few
   // The worker's resident bytes after writing the batch, before its next batch started (its
@@ -117,7 +118,7 @@ struct Report {
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
-    ar & seq & tasks & done & failed & unstable & wall_seconds & failures & resident_bytes;
+    ar & seq & tasks & done & failed & unstable & warned & wall_seconds & failures & resident_bytes;
     // clang-format on
   }
 };
@@ -134,6 +135,7 @@ Report not_run(const WorkOrder& order) { return empty_report(order.seq, order.ba
 // Counts a finished task into its batch's report.
 void tally(Report& report, const FinishedTask& task) {
   report.wall_seconds += task.outcome.wall_seconds;
+  if (!task.outcome.warning.empty()) ++report.warned;
   switch (task.outcome.status) {
     case TaskStatus::done:
       ++report.done;
@@ -690,6 +692,7 @@ class Coordinator {
     counts_.done += report.done;
     counts_.failed += report.failed;
     counts_.unstable += report.unstable;
+    counts_.warned += report.warned;
     finished_this_run_ += report.finished();
     for (const auto& [id, message] : report.failures) {
       if (failures_printed_ < kFailuresPrinted) {
@@ -745,6 +748,11 @@ class Coordinator {
       progress_.message("qsweep: stopped with " + std::to_string(pending) +
                         " tasks pending; continue with --resume");
       return exit_code::incomplete;
+    }
+    if (counts_.warned > 0) {
+      progress_.message("qsweep: " + std::to_string(counts_.warned) +
+                        " tasks of this run finished with a warning (a simulate row's flags say "
+                        "which interval not to trust); `qsweep status` lists them");
     }
     if (counts_.failed > 0) {
       progress_.message("qsweep: " + std::to_string(counts_.failed) +

@@ -50,6 +50,9 @@ TEST(FormatProgress, CountsRateAndEta) {
   counts.unstable = 0;
   EXPECT_EQ(format_progress(counts, 0.5, std::nan("")),
             "1203/5000 tasks (24.1%), 3 failed, 0.5 tasks/s, ETA ?");
+  counts.warned = 7;
+  EXPECT_EQ(format_progress(counts, 0.5, std::nan("")),
+            "1203/5000 tasks (24.1%), 3 failed, 7 with warnings, 0.5 tasks/s, ETA ?");
 }
 
 TEST(Progress, PlainLinesOnlyAfterTheInterval) {

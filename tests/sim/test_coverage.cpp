@@ -35,7 +35,7 @@ Coverage coverage(const model::System& system, double exact_ET, int intervals) {
   return c;
 }
 
-// Margins: with true coverage 0.92 (the acceptance floor of the issue), fewer than
+// Margins: with true coverage 0.92 (the floor docs/sim.md promises for unflagged rows), fewer than
 // 0.92 n - 3 sd covered has probability below 0.3%; at most a fifth flagged (these systems reach
 // valid intervals well within the default budget). The procedure before this one (a pilot of one
 // horizon, the t-interval over 8 replications, no flags) covered 0 of 40 on the M/M/1 and 3 of

@@ -13,13 +13,14 @@ namespace qsweep::run {
 struct ProgressCounts {
   std::uint64_t total = 0;
   std::uint64_t done = 0, failed = 0, unstable = 0;  // over the whole file, earlier runs included
+  std::uint64_t warned = 0;  // finished in this run with a warning
   std::uint64_t finished() const { return done + failed + unstable; }
 };
 
 // "2h05m", "3m07s", "12s", "?" for an unknown or infinite duration.
 std::string format_duration(double seconds);
 
-// "1234/5000 tasks (24.7%), 3 failed, 12 unstable, 812 tasks/s, ETA 4m38s"
+// "1234/5000 tasks (24.7%), 3 failed, 12 unstable, 2 with warnings, 812 tasks/s, ETA 4m38s"
 std::string format_progress(const ProgressCounts& counts, double tasks_per_second,
                             double eta_seconds);
 

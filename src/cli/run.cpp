@@ -81,9 +81,9 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
       ->check(non_empty("a results file name"));
   auto* resume = command->add_flag(
       "--resume", args->options.resume,
-      "continue an existing results file: run the tasks not done (pending or failed); a sweep "
-      "whose plan contains every task of the file grows it (docs/running.md, \"Growing a "
-      "study\"); starts the file if it does not exist");
+      "continue an existing results file: run the tasks not done (pending or failed); an edited "
+      "sweep grows it, tasks matched by key (docs/running.md, \"Growing a study\"); starts the "
+      "file if it does not exist");
   auto* force =
       command->add_flag("--force", args->options.force, "replace an existing results file");
   resume->excludes(force);

@@ -1036,30 +1036,36 @@ void check_same_study(const sweep::Plan& plan, const std::string& path) {
       path, printable(name), plan.source, printable(plan.name), printable(name)));
 }
 
-// Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
-// replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
-// the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
+// Rank 0, on --resume: when the file at `path` holds another plan, or is of an earlier format
+// version, replaces it by the file of `plan` with its finished rows copied to the tasks of the
+// same key (combine.hpp), so that only the new tasks (and those not finished) run. InputError
+// when a finished task of the file is not in `plan`, or the file's rows cannot be matched.
 // False when a stop-now signal ended the growth: `path` is as it was. `lock` is its writer lock.
 bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
                   int ranks, const SignalWatch& signals, store::WriterLock& lock) {
-  const std::string file_hash = store::ResultsReader(path).attribute("plan_hash");
-  if (file_hash == plan.hash) return true;
-  const std::string different = path + " holds the results of a different plan (plan hash " +
-                                file_hash.substr(0, 12) + ", " + plan.source + " expands to " +
-                                plan.hash.substr(0, 12) + ")";
+  const store::ResultsReader reader(path);
+  const std::string file_hash = reader.attribute("plan_hash");
+  const std::string version = reader.attribute("format_version");
+  const bool current = version == std::to_string(store::kFormatVersion);
+  if (file_hash == plan.hash && current) return true;
+  const std::string different =
+      file_hash == plan.hash
+          ? path + " is of format version " + version + " (this qsweep writes " +
+                std::to_string(store::kFormatVersion) + ")"
+          : path + " holds the results of a different plan (plan hash " + file_hash.substr(0, 12) +
+                ", " + plan.source + " expands to " + plan.hash.substr(0, 12) + ")";
   ResultsSource source;
   try {
     source = open_source(path);
+    check_numbers_kept(source);
   } catch (const InputError& e) {
     throw InputError(different + " and cannot grow: " + e.what() +
-                     "; use --force to start it again or -o for another file");
+                     (current ? "; use --force to start it again or -o for another file" : ""));
   }
   try {
-    check_contains(plan, plan.source, source.plan, path);
+    check_kept(plan, plan.source, source);
   } catch (const InputError& e) {
-    throw InputError(different + ": " + e.what() +
-                     "; --resume grows a file only with a sweep whose plan contains every task "
-                     "of it: use --force to start it again or -o for another file");
+    throw InputError(different + ": " + e.what());
   }
   if (!source.verified.damaged.empty()) {
     std::fprintf(stderr, "qsweep: %s: %zu rows failed verification and are not kept\n",
@@ -1077,11 +1083,19 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
                  path.c_str());
     return false;
   }
-  std::fprintf(stderr,
-               "qsweep: %s grown from %zu to %zu tasks of %s (%llu finished rows kept); "
-               "running the others\n",
-               path.c_str(), source.plan.tasks.size(), plan.tasks.size(), plan.source.c_str(),
-               static_cast<unsigned long long>(kept));
+  if (file_hash == plan.hash) {
+    std::fprintf(stderr,
+                 "qsweep: %s rewritten from format version %s to %d (%llu finished rows kept); "
+                 "running the others\n",
+                 path.c_str(), version.c_str(), store::kFormatVersion,
+                 static_cast<unsigned long long>(kept));
+  } else {
+    std::fprintf(stderr,
+                 "qsweep: %s grown from %zu to %zu tasks of %s (%llu finished rows kept); "
+                 "running the others\n",
+                 path.c_str(), source.plan.tasks.size(), plan.tasks.size(), plan.source.c_str(),
+                 static_cast<unsigned long long>(kept));
+  }
   return true;
 }
 

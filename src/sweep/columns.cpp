@@ -86,9 +86,15 @@ const std::vector<TaskColumn>& task_table() {
        [](const Task&, const TaskOutcome&, int rank) -> CellValue {
          return static_cast<std::int64_t>(rank);
        }},
-      {{"seed", "sweep seed; the task's random streams are Philox(seed, id, replication)", "",
-        ColumnType::u64, true},
+      {{"seed", "sweep seed (part of the task's key)", "", ColumnType::u64, true},
        [](const Task& t, const TaskOutcome&, int) -> CellValue { return t.seed; }},
+      // Last: files of format version 2 have the columns before it (plan_results.cpp).
+      {text_spec("key",
+                 "what the task computes, wherever it sits in a plan: 128 bits of the SHA-256 of "
+                 "its method, parameters and seed, in hex; its random streams are "
+                 "Philox(key, replication)",
+                 true, kKeyWidth),
+       [](const Task& t, const TaskOutcome&, int) -> CellValue { return task_key(t); }},
   };
   return table;
 }

@@ -34,8 +34,8 @@ inline constexpr double kMaxStoredTypes = 10'000;
 // Rows of tasks that failed or were unstable carry parameters and NaN / -1 / empty results.
 Row make_row(const Task& task, const TaskOutcome& outcome);
 
-// /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed)
-// come from the plan; the rest from the outcome and the rank that ran it. The store adds its
+// /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed,
+// key) come from the plan; the rest from the outcome and the rank that ran it. The store adds its
 // own bookkeeping columns (attempts, checksum) after these.
 const std::vector<ColumnSpec>& task_columns();
 // The row of a task run by `rank` with `outcome`.
@@ -47,5 +47,6 @@ Row make_task_row(const Task& task);
 inline constexpr std::size_t kMethodWidth = 16;
 inline constexpr std::size_t kErrorWidth = 256;
 inline constexpr std::size_t kWarningWidth = 192;
+inline constexpr std::size_t kKeyWidth = 33;  // task_key's 32 hex digits and the NUL
 
 }  // namespace qsweep::sweep

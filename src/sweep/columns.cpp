@@ -123,6 +123,16 @@ Row make_task_row(const Task& task) {
   return make_task_row(task, never_run, -1);
 }
 
+CellValue task_cell(const Task& task, std::size_t column) {
+  TaskOutcome never_run;
+  never_run.wall_seconds = std::nan("");
+  return task_table().at(column).value(task, never_run, -1);
+}
+
+CellValue group_cell(const Task& task, std::size_t column) {
+  return group(task.method()).columns->at(column).value(task, {});
+}
+
 std::string_view group_name(Method method) { return name_of(method); }
 
 const std::vector<ColumnSpec>& group_columns(Method method) { return group(method).specs; }

@@ -42,6 +42,9 @@ const std::vector<ColumnSpec>& task_columns();
 Row make_task_row(const Task& task, const TaskOutcome& outcome, int rank);
 // The row of a task that has not run: pending, no error, wall_seconds NaN, rank -1.
 Row make_task_row(const Task& task);
+// Cell `column` of make_task_row(task), and of make_row(task, {}), alone.
+CellValue task_cell(const Task& task, std::size_t column);
+CellValue group_cell(const Task& task, std::size_t column);
 
 // Widths of the /tasks text columns (bytes; longer text ends in "...").
 inline constexpr std::size_t kMethodWidth = 16;

@@ -166,10 +166,10 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
           }
           if (!column.empty())
             throw InputError(fmt::format(
-                "task {} ({}) has other results in {} (its task {}) than in {} (its task {}): "
-                "/{}/{} differs; files of one study hold the same results for the same task",
-                t, sweep::describe(task), sources[held[h].source]->path, held[h].id,
-                sources[held[0].source]->path, held[0].id, table, column));
+                "task {} ({}; key {}) has other results in {} (its task {}) than in {} (its task "
+                "{}): /{}/{} differs; files of one study hold the same results for the same task",
+                t, sweep::describe(task), sweep::task_key(task), sources[held[h].source]->path,
+                held[h].id, sources[held[0].source]->path, held[0].id, table, column));
         }
         store::FinishedRow& row = rows.emplace_back();
         row.id = t;

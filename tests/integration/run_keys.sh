@@ -4,7 +4,7 @@
 # - a value inserted between the two values of a simulate block (and one into an exact block
 #   before it) and --resume: exactly the two new tasks run, every other row keeps its results,
 #   timings and attempts bitwise (matched by /tasks/key), and the grown file equals a fresh run
-#   of the edited sweep;
+#   of the edited sweep; qsweep eval of the inserted simulate task gives the numbers of its row;
 # - two halves of a study, each with a simulate block, merged in both orders: A+B equals a run of
 #   the whole sweep, B+A holds the same rows in another order and, grown with the whole sweep
 #   (nothing runs), equals it too;
@@ -93,6 +93,15 @@ with h5py.File(sys.argv[1]) as a, h5py.File(sys.argv[2]) as b:
 PY
 mpi 3 "$QSWEEP" run v2.yaml -o fresh.h5 --quiet
 $CHECK same grown.h5 fresh.h5
+# qsweep eval of a task gives its numbers in any sweep of the same seed: the same key.
+"$QSWEEP" eval --method simulate --seed 11 --policy jsq --family complete --d 2 --N 4 \
+  --lambda 0.65 --horizon 300 --warmup 30 --replications 2 --qmax 8 --json >eval.json 2>/dev/null
+"$PYTHON" - grown.h5 eval.json <<'PY' || fail "eval gives other numbers than the sweep's task"
+import json, sys, h5py
+with h5py.File(sys.argv[1]) as f, open(sys.argv[2]) as e:
+    row = list(f["simulate/lambda"][()]).index(0.65)
+    assert json.load(e)["ET"] == float(f["simulate/ET"][row])
+PY
 "$QSWEEP" verify grown.h5 >/dev/null || fail "the grown file does not verify"
 
 # Two halves, a simulate block in each, merged in both orders.

@@ -14,8 +14,9 @@ import numpy as np
 
 # /tasks/status is an HDF5 enum; these are its names (the file says so too).
 STATUS_NAMES = ("pending", "done", "failed", "unstable")
-# What this reader understands (2 added /tasks/checksum and /tasks/warning; 1 reads the same).
-FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 2
+# What this reader understands (3 added /tasks/key, 2 /tasks/checksum and /tasks/warning; the
+# earlier ones read the same).
+FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 3
 
 
 def _decode(values):
@@ -82,7 +83,8 @@ def load_tasks(path):
 def load_group(path, group, statuses=("done",)):
     """One method group ("exact", "simulate" or "ldp") as a Table, one row per task.
 
-    Adds the task's `status` and `error` from /tasks. By default only finished tasks are
+    Adds the task's `status` and `error` from /tasks (its key, by which rows of two files of a
+    study join, is load_tasks(path)["key"][table["task_id"]]). By default only finished tasks are
     returned; pass statuses=None for every row (results of unfinished rows are NaN / -1).
     Vector columns (pmf, alpha, ...) are 2-D arrays [rows, width] padded with NaN; ragged
     columns (EQ_type, ER_server, ...) are object arrays holding one 1-D array per row.

@@ -142,7 +142,10 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
     if (m.needs_seed) seeded += (seeded.empty() ? "" : ", ") + std::string(name_of(m.method));
   }
   add("method", "NAME", method_help, "Task");
-  add("seed", "INT", fmt::format("sweep seed ({}): streams Rng(seed, 0, replication)", seeded),
+  add("seed", "INT",
+      fmt::format("sweep seed ({}): part of the task's key, by which its random streams are keyed "
+                  "(a sweep's task of the same parameters and seed gives the same numbers)",
+                  seeded),
       "Task");
   for (const auto& key : keys)
     add(key.name, key.value, key.help, "Keys of " + key.methods + " blocks");

@@ -88,13 +88,15 @@ int merge(const MergeArgs& args, int ranks) {
   run::remove_leftovers(output);
   std::vector<run::ResultsSource> sources;
   sources.reserve(args.files.size());
-  for (const std::string& file : args.files) sources.push_back(run::open_source(file));
+  for (const std::string& file : args.files) {
+    sources.push_back(run::open_source(file));
+    run::check_numbers_kept(sources.back());
+  }
+  // Every task of every file is in it: a block is joined when it holds a task not in yet.
   const sweep::Plan plan = merged_plan(sources);
   std::vector<const run::ResultsSource*> pointers;
-  for (const run::ResultsSource& source : sources) {
-    run::check_contains(plan, "the merged plan", source.plan, source.path);
-    pointers.push_back(&source);
-  }
+  pointers.reserve(sources.size());
+  for (const run::ResultsSource& source : sources) pointers.push_back(&source);
   std::uint64_t copied = 0;
   try {
     copied =
@@ -140,10 +142,11 @@ const CommandRegistration registration(45, [](CLI::App& app, int& exit_code) {
   command->add_flag("--force", args->force, "replace an existing output file");
   command->callback([args, &exit_code] { exit_code = merge_command(*args); });
   command->footer(
-      "The merged plan is the first file's sweep followed by the blocks of the next files that "
-      "hold tasks not in it; continue it with qsweep run SWEEP -o OUT --resume with any sweep "
-      "whose plan contains all its tasks. Exit codes: 0 merged, 1 runtime error, 2 bad input "
-      "(files of different studies, conflicting results, a damaged file; nothing written).");
+      "Files of one study (name and seed) merge in any order, tasks matched by key. The merged "
+      "plan is the first file's sweep followed by the blocks of the next files that hold tasks "
+      "not in it; continue it with qsweep run SWEEP -o OUT --resume. Exit codes: 0 merged, 1 "
+      "runtime error, 2 bad input (files of different studies, conflicting results, a damaged "
+      "file; nothing written).");
 });
 
 }  // namespace

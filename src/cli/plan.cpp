@@ -125,6 +125,7 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
     out["source"] = plan.source;
     out["tasks"] = plan.tasks.size();
     out["unstable_tasks"] = plan.unstable_tasks.size();
+    out["duplicate_tasks"] = plan.duplicates;
     out["plan_hash"] = plan.hash;
     out["sweep_sha256"] = plan.yaml_sha256;
     out["seed"] = plan.seed;
@@ -164,6 +165,9 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
   if (!plan.unstable_tasks.empty())
     std::printf(", %zu outside the stability region (stored as unstable, not run)",
                 plan.unstable_tasks.size());
+  if (plan.duplicates > 0)
+    std::printf(", %llu more left out as duplicates of tasks of earlier blocks (one task per key)",
+                static_cast<unsigned long long>(plan.duplicates));
   std::printf("\nplan hash %s\n", plan.hash.c_str());
   if (!plan.output.empty()) std::printf("output %s\n", plan.output.c_str());
   std::printf("\n%-9s %-28s %9s %9s %14s %11s\n", "method", "kind", "tasks", "unstable",
@@ -217,8 +221,12 @@ struct ValidateArgs {
 int validate_command(const ValidateArgs& args) {
   const sweep::Plan plan = sweep::load_plan(args.file);
   sweep::check_task_memory(plan, local_memory_limit(args.max_task_memory));
-  std::printf("%s: valid, %zu tasks (%zu outside the stability region)\n", args.file.c_str(),
+  std::printf("%s: valid, %zu tasks (%zu outside the stability region", args.file.c_str(),
               plan.tasks.size(), plan.unstable_tasks.size());
+  if (plan.duplicates > 0)
+    std::printf("; %llu duplicates of tasks of earlier blocks left out",
+                static_cast<unsigned long long>(plan.duplicates));
+  std::printf(")\n");
   return exit_code::ok;
 }
 

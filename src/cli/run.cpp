@@ -19,6 +19,7 @@ struct RunArgs {
   run::RunOptions options;
   bool quiet = false;
   std::string max_task_memory, node_memory;  // SIZE texts, checked by the parser
+  std::string shard;                         // I/K
 };
 
 int run_command(const RunArgs& args) {
@@ -32,6 +33,7 @@ int run_command(const RunArgs& args) {
     options.max_task_memory = sweep::parse_memory_size(args.max_task_memory, "--max-task-memory");
   if (!args.node_memory.empty())
     options.node_memory = sweep::parse_memory_size(args.node_memory, "--node-memory");
+  if (!args.shard.empty()) options.shard = run::parse_shard(args.shard);
   options.command_line = own_command_line();
   const run::Environment launched = run::launch_environment();  // before MPI_Init changes it
   run::MpiSession mpi;
@@ -81,9 +83,9 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
       ->check(non_empty("a results file name"));
   auto* resume = command->add_flag(
       "--resume", args->options.resume,
-      "continue an existing results file: run the tasks not done (pending or failed); a sweep "
-      "whose plan contains every task of the file grows it (docs/running.md, \"Growing a "
-      "study\"); starts the file if it does not exist");
+      "continue an existing results file: run the tasks not done (pending or failed); an edited "
+      "sweep grows it, tasks matched by key (docs/running.md, \"Growing a study\"); starts the "
+      "file if it does not exist");
   auto* force =
       command->add_flag("--force", args->options.force, "replace an existing results file");
   resume->excludes(force);
@@ -108,8 +110,24 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
                     "what the ranks of one node and their tasks may hold together; tasks wait "
                     "rather than exceed it (default: the node's physical memory, or its cgroup "
                     "limit where lower)");
+  command
+      ->add_option("--shard", args->shard,
+                   "run only part I of K cost-balanced parts of the plan (one study over several "
+                   "allocations or job-array elements, each into its own file; qsweep merge joins "
+                   "them)")
+      ->type_name("I/K")
+      ->check(non_empty("I/K"));
+  command
+      ->add_option("--select", args->options.select,
+                   "run only the tasks whose parameter columns have these values "
+                   "(COLUMN=VALUE[,COLUMN=VALUE...], e.g. block=2 or policy=jsq,N=8; repeated: "
+                   "any of them); the file holds the whole plan, the others run later with "
+                   "--resume")
+      ->type_name("SELECTION")
+      ->check(non_empty("a selection"));
   command->footer(
-      "Exit codes: 0 all tasks done (or unstable), 1 runtime error (the job ended with MPI_Abort), "
+      "Exit codes: 0 all tasks done (or unstable; of the part, with --shard or --select), 1 "
+      "runtime error (the job ended with MPI_Abort), "
       "2 bad input, a task that does not fit --max-task-memory or a node, or a mis-launch (one MPI "
       "rank where SLURM or the launcher started several processes; nothing written), 3 the "
       "sweep finished but some tasks failed, 4 stopped early (signal): continue with --resume. "

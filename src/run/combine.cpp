@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "qsweep/common/error.hpp"
@@ -27,32 +28,6 @@ constexpr std::uint64_t kChunkTasks = 4096;
 
 bool finished(TaskStatus status) {
   return status == TaskStatus::done || status == TaskStatus::unstable;
-}
-
-// Why task `task` of `from_name` has no task of the same content in `to`.
-std::string why_missing(const sweep::Task& task, const std::string& from_name,
-                        const sweep::Plan& to, const std::string& to_name) {
-  const std::string head =
-      fmt::format("task {} of {} ({})", task.id, from_name, sweep::describe(task));
-  const std::string content = sweep::task_content_key(task);
-  for (const sweep::Task& other : to.tasks) {
-    if (sweep::task_content_key(other) != content) continue;
-    return fmt::format(
-        "{} would be task {} of {}: its random streams are keyed by its id (Philox(seed, id, "
-        "replication)), so its results would not be those of a run of {}; add new values as a "
-        "new block at the end, which keeps every earlier id",
-        head, other.id, to_name, to_name);
-  }
-  if (task.id >= to.tasks.size())
-    return fmt::format("{} is not in {}, which has {} tasks", head, to_name, to.tasks.size());
-  const sweep::Task& there = to.tasks[task.id];
-  std::string differs = sweep::describe(there);
-  if (there.seed != task.seed) {
-    differs += fmt::format(", seed {} instead of {}", there.seed, task.seed);
-  } else if (differs == sweep::describe(task)) {
-    differs += ", with a parameter this description leaves out changed";
-  }
-  return fmt::format("{} is not in {} (its task {} is {})", head, to_name, task.id, differs);
 }
 
 }  // namespace
@@ -76,19 +51,46 @@ ResultsSource open_source(const std::string& path) {
                      "; damaged, or made by a qsweep version whose methods give other numbers for "
                      "its tasks (docs/sweep-format.md, \"Plan hash and file digest\")");
   }
-  source.layout.emplace(results_layout(source.plan));
+  const std::string version = reader.attribute("format_version");
+  source.format_version = std::stoull(version);  // the reader checked it is a version it reads
+  source.layout.emplace(results_layout(source.plan, static_cast<int>(source.format_version)));
   source.verified = verify_results(path, source.plan, *source.layout);
   return source;
 }
 
-void check_contains(const sweep::Plan& to, const std::string& to_name, const sweep::Plan& from,
-                    const std::string& from_name) {
-  std::unordered_map<std::string, std::uint64_t> keys;
+void check_numbers_kept(const ResultsSource& source) {
+  if (source.format_version >= 3) return;
+  std::uint64_t random = 0;
+  std::uint64_t first = 0;
+  for (std::uint64_t id = 0; id < source.plan.tasks.size(); ++id) {
+    const sweep::Method method = source.plan.tasks.method(id);
+    if (!finished(source.verified.statuses[id]) ||
+        !sweep::methods()[static_cast<std::size_t>(method)].needs_seed)
+      continue;
+    if (random++ == 0) first = id;
+  }
+  if (random == 0) return;
+  throw InputError(fmt::format(
+      "{} was made by a qsweep that keyed random streams by a task's position in the plan (format "
+      "version {}), so its {} finished simulate and ldp rows (the first: task {}, {}) cannot be "
+      "matched by content; the file still reads, verifies and exports: to continue the study, run "
+      "it again with --force, or into another file with -o",
+      source.path, source.format_version, random, first,
+      sweep::describe(source.plan.tasks[first])));
+}
+
+void check_kept(const sweep::Plan& to, const std::string& to_name, const ResultsSource& from) {
+  std::unordered_set<std::string> keys;
   keys.reserve(to.tasks.size());
-  for (const sweep::Task& task : to.tasks) keys.emplace(sweep::task_key(task), task.id);
-  for (const sweep::Task& task : from.tasks) {
-    if (!keys.contains(sweep::task_key(task)))
-      throw InputError(why_missing(task, from_name, to, to_name));
+  for (const sweep::Task& task : to.tasks) keys.insert(sweep::task_key(task));
+  for (const sweep::Task& task : from.plan.tasks) {
+    if (!finished(from.verified.statuses.at(task.id)) || keys.contains(sweep::task_key(task)))
+      continue;
+    throw InputError(fmt::format(
+        "task {} of {} ({}) holds results and is not in {} (key {}); --resume keeps every "
+        "finished row: put the value back (anywhere in the sweep), or run {} into another file "
+        "with -o",
+        task.id, from.path, sweep::describe(task), to_name, sweep::task_key(task), to_name));
   }
 }
 
@@ -137,7 +139,10 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
       for (std::size_t s = 0; s < sources.size(); ++s) {
         std::sort(wanted[s].begin(), wanted[s].end());
         wanted[s].erase(std::unique(wanted[s].begin(), wanted[s].end()), wanted[s].end());
-        for (store::StoredRow& row : readers[s]->read(wanted[s])) stored[s].emplace(row.id, row);
+        for (store::StoredRow& row : readers[s]->read(wanted[s])) {
+          row.rows.task.cells.resize(layout.task_columns().size());  // a version 2 row has no key
+          stored[s].emplace(row.id, row);
+        }
       }
 
       std::vector<store::FinishedRow> rows;
@@ -161,10 +166,10 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
           }
           if (!column.empty())
             throw InputError(fmt::format(
-                "task {} ({}) has other results in {} (its task {}) than in {} (its task {}): "
-                "/{}/{} differs; files of one study hold the same results for the same task",
-                t, sweep::describe(task), sources[held[h].source]->path, held[h].id,
-                sources[held[0].source]->path, held[0].id, table, column));
+                "task {} ({}; key {}) has other results in {} (its task {}) than in {} (its task "
+                "{}): /{}/{} differs; files of one study hold the same results for the same task",
+                t, sweep::describe(task), sweep::task_key(task), sources[held[h].source]->path,
+                held[h].id, sources[held[0].source]->path, held[0].id, table, column));
         }
         store::FinishedRow& row = rows.emplace_back();
         row.id = t;

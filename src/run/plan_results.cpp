@@ -9,17 +9,30 @@
 namespace qsweep::run {
 namespace {
 
-store::PlannedRows planned_rows(const sweep::Plan& plan) {
-  return {[&plan](std::uint64_t id) { return sweep::make_task_row(plan.tasks.at(id)); },
+// The /tasks columns of a file of `format_version`: version 2 has those before `key` (the last).
+std::vector<ColumnSpec> task_columns(int format_version) {
+  std::vector<ColumnSpec> columns = sweep::task_columns();
+  if (format_version < 3) columns.pop_back();
+  return columns;
+}
+
+// The planned rows of the layout's tables (a file of version 2 has no key cell).
+store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& layout) {
+  const std::size_t cells = layout.task_columns().size();
+  return {[&plan, cells](std::uint64_t id) {
+            Row row = sweep::make_task_row(plan.tasks.at(id));
+            row.cells.resize(cells);
+            return row;
+          },
           [&plan](std::uint64_t id) { return sweep::make_row(plan.tasks.at(id), {}); }};
 }
 
 }  // namespace
 
-store::Layout results_layout(const sweep::Plan& plan) {
+store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   store::Schema schema;
   schema.task_count = plan.tasks.size();
-  schema.task_columns = sweep::task_columns();
+  schema.task_columns = task_columns(format_version);
   std::array<bool, sweep::kMethodCount> present{};
   for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
     present[static_cast<std::size_t>(plan.tasks.method(id))] = true;
@@ -47,7 +60,8 @@ void create_results_file(const std::string& path, const sweep::Plan& plan,
                          MPI_Comm comm, store::WriterLock* lock) {
   const store::SweepIdentity sweep{plan.name, plan.source, plan.yaml_text, plan.yaml_sha256,
                                    plan.hash};
-  store::ResultsFile::create(path, sweep, layout, planned_rows(plan), provenance, comm, lock);
+  store::ResultsFile::create(path, sweep, layout, planned_rows(plan, layout), provenance, comm,
+                             lock);
 }
 
 void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
@@ -76,7 +90,7 @@ void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
 
 store::Verification verify_results(const std::string& path, const sweep::Plan& plan,
                                    const store::Layout& layout) {
-  return store::verify_results(path, layout, planned_rows(plan));
+  return store::verify_results(path, layout, planned_rows(plan, layout));
 }
 
 }  // namespace qsweep::run

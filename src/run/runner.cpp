@@ -38,6 +38,7 @@
 #include "qsweep/store/writer_lock.hpp"
 #include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/cost.hpp"
+#include "qsweep/sweep/select.hpp"
 
 namespace qsweep::run {
 namespace {
@@ -975,16 +976,48 @@ void check_output_location(const sweep::Plan& plan, const std::string& given,
   }
 }
 
+// Rank 0: the tasks this run may run (--shard, --select), or none for the whole plan; says how
+// many on stderr.
+std::vector<bool> part_of_plan(const sweep::Plan& plan, const RunOptions& options) {
+  if (options.shard.count == 0 && options.select.empty()) return {};
+  const sweep::TaskSelection selection(options.select);
+  std::vector<std::uint32_t> shards;
+  if (options.shard.count > 0) shards = shard_of_tasks(plan, options.shard.count);
+  std::vector<bool> chosen(plan.tasks.size(), true);
+  std::uint64_t count = 0;
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+    if (!shards.empty() && shards[id] != options.shard.index - 1) chosen[id] = false;
+    if (chosen[id] && !selection.empty() && !selection.matches(plan.tasks[id])) chosen[id] = false;
+    count += chosen[id] ? 1 : 0;
+  }
+  std::string what;
+  if (options.shard.count > 0)
+    what = fmt::format("shard {}/{}", options.shard.index, options.shard.count);
+  if (!selection.empty())
+    what += (what.empty() ? "" : " and ") + fmt::format("--select {}", selection.text());
+  if (count == 0)
+    throw InputError(
+        fmt::format("{}: no task of {} is in it; expected a part with tasks "
+                    "(`qsweep plan --tasks` lists them)",
+                    what, plan.source));
+  std::fprintf(stderr, "qsweep: %s: %llu of the %llu tasks of %s (the others stay as they are)\n",
+               what.c_str(), static_cast<unsigned long long>(count),
+               static_cast<unsigned long long>(plan.tasks.size()), plan.source.c_str());
+  return chosen;
+}
+
 // Rank 0: what to run, from an existing file (resume, after verifying every row) or from
-// scratch.
+// scratch; only the tasks `chosen` (all if empty) are counted and run.
 StartState read_start(const sweep::Plan& plan, const store::Layout& layout, const std::string& path,
-                      bool create) {
+                      bool create, const std::vector<bool>& chosen) {
   StartState start;
-  start.counts.total = plan.tasks.size();
+  const auto in_part = [&chosen](std::uint64_t id) { return chosen.empty() || chosen[id]; };
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) start.counts.total += in_part(id);
   start.attempts.assign(plan.tasks.size(), 0);
   if (create) {
-    start.todo.resize(plan.tasks.size());
-    for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) start.todo[id] = id;
+    start.todo.reserve(start.counts.total);
+    for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
+      if (in_part(id)) start.todo.push_back(id);
     return start;
   }
   const store::ResultsReader reader(path);
@@ -1017,6 +1050,7 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   }
   // Done and unstable are results; pending, failed, interrupted and damaged tasks run (again).
   for (std::uint64_t id = 0; id < verified.statuses.size(); ++id) {
+    if (!in_part(id)) continue;
     switch (verified.statuses[id]) {
       case TaskStatus::done:
         ++start.counts.done;
@@ -1044,30 +1078,36 @@ void check_same_study(const sweep::Plan& plan, const std::string& path) {
       path, printable(name), plan.source, printable(plan.name), printable(name)));
 }
 
-// Rank 0, on --resume: when the file at `path` holds another plan whose tasks are all in `plan`,
-// replaces it by the file of `plan` with its finished rows copied (combine.hpp), so that only
-// the new tasks (and those not finished) run. InputError when a task of the file is not in `plan`.
+// Rank 0, on --resume: when the file at `path` holds another plan, or is of an earlier format
+// version, replaces it by the file of `plan` with its finished rows copied to the tasks of the
+// same key (combine.hpp), so that only the new tasks (and those not finished) run. InputError
+// when a finished task of the file is not in `plan`, or the file's rows cannot be matched.
 // False when a stop-now signal ended the growth: `path` is as it was. `lock` is its writer lock.
 bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
                   int ranks, const SignalWatch& signals, store::WriterLock& lock) {
-  const std::string file_hash = store::ResultsReader(path).attribute("plan_hash");
-  if (file_hash == plan.hash) return true;
-  const std::string different = path + " holds the results of a different plan (plan hash " +
-                                file_hash.substr(0, 12) + ", " + plan.source + " expands to " +
-                                plan.hash.substr(0, 12) + ")";
+  const store::ResultsReader reader(path);
+  const std::string file_hash = reader.attribute("plan_hash");
+  const std::string version = reader.attribute("format_version");
+  const bool current = version == std::to_string(store::kFormatVersion);
+  if (file_hash == plan.hash && current) return true;
+  const std::string different =
+      file_hash == plan.hash
+          ? path + " is of format version " + version + " (this qsweep writes " +
+                std::to_string(store::kFormatVersion) + ")"
+          : path + " holds the results of a different plan (plan hash " + file_hash.substr(0, 12) +
+                ", " + plan.source + " expands to " + plan.hash.substr(0, 12) + ")";
   ResultsSource source;
   try {
     source = open_source(path);
+    check_numbers_kept(source);
   } catch (const InputError& e) {
     throw InputError(different + " and cannot grow: " + e.what() +
-                     "; use --force to start it again or -o for another file");
+                     (current ? "; use --force to start it again or -o for another file" : ""));
   }
   try {
-    check_contains(plan, plan.source, source.plan, path);
+    check_kept(plan, plan.source, source);
   } catch (const InputError& e) {
-    throw InputError(different + ": " + e.what() +
-                     "; --resume grows a file only with a sweep whose plan contains every task "
-                     "of it: use --force to start it again or -o for another file");
+    throw InputError(different + ": " + e.what());
   }
   if (!source.verified.damaged.empty()) {
     std::fprintf(stderr, "qsweep: %s: %zu rows failed verification and are not kept\n",
@@ -1085,11 +1125,19 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
                  path.c_str());
     return false;
   }
-  std::fprintf(stderr,
-               "qsweep: %s grown from %zu to %zu tasks of %s (%llu finished rows kept); "
-               "running the others\n",
-               path.c_str(), source.plan.tasks.size(), plan.tasks.size(), plan.source.c_str(),
-               static_cast<unsigned long long>(kept));
+  if (file_hash == plan.hash) {
+    std::fprintf(stderr,
+                 "qsweep: %s rewritten from format version %s to %d (%llu finished rows kept); "
+                 "running the others\n",
+                 path.c_str(), version.c_str(), store::kFormatVersion,
+                 static_cast<unsigned long long>(kept));
+  } else {
+    std::fprintf(stderr,
+                 "qsweep: %s grown from %zu to %zu tasks of %s (%llu finished rows kept); "
+                 "running the others\n",
+                 path.c_str(), source.plan.tasks.size(), plan.tasks.size(), plan.source.c_str(),
+                 static_cast<unsigned long long>(kept));
+  }
   return true;
 }
 
@@ -1337,7 +1385,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
       stopped = !grow_results(plan, path, options, comm.size(), signals, *lock);
     }
     if (stopped) return;
-    start = read_start(plan, layout, path, create);
+    start = read_start(plan, layout, path, create, part_of_plan(plan, options));
     start.spans = std::move(spans);
   });
   comm.broadcast(stopped, 0);
@@ -1358,9 +1406,18 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
       throw store::StoreError(e.what() + store::full_disk_note(path));
     }
   }
+  const std::uint64_t part = start.counts.total;  // rank 0's
   try {
-    return run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes), signals,
-                    run_task, run_spanning);
+    RunResult result = run_file(comm, plan, layout, path, options, std::move(start),
+                                std::move(nodes), signals, run_task, run_spanning);
+    if (comm.rank() == 0 && result.exit_code == exit_code::ok && part < plan.tasks.size()) {
+      std::fprintf(stderr,
+                   "qsweep: the part is finished; the plan's other %llu tasks are not in it "
+                   "(qsweep status shows the file; --resume without --shard or --select runs "
+                   "what is left, qsweep merge joins the files of parts)\n",
+                   static_cast<unsigned long long>(plan.tasks.size() - part));
+    }
+    return result;
   } catch (const std::exception& e) {
     // Rows are written whole and sealed last, so the file is consistent whatever failed.
     throw Error(e.what() + store::full_disk_note(path) + " (" + path +

@@ -1,7 +1,16 @@
 #include "qsweep/run/scheduler.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <functional>
+#include <queue>
+#include <utility>
+
+#include "qsweep/common/error.hpp"
+#include "qsweep/common/printable.hpp"
 
 namespace qsweep::run {
 namespace {
@@ -11,6 +20,49 @@ namespace {
 constexpr double kCostFloor = 1e-6;
 
 }  // namespace
+
+Shard parse_shard(const std::string& text) {
+  const auto refuse = [&text](const std::string& what) {
+    throw InputError(fmt::format("--shard '{}': {}; expected I/K, part I of K (1 <= I <= K <= {})",
+                                 printable(text), what, kMaxShards));
+  };
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) refuse("no '/'");
+  Shard shard;
+  const auto number = [&](std::size_t from, std::size_t to, std::uint64_t& out) {
+    const char* begin = text.data() + from;
+    const char* end = text.data() + to;
+    const auto [at, error] = std::from_chars(begin, end, out);
+    if (error != std::errc() || at != end || begin == end) refuse("not two whole numbers");
+  };
+  number(0, slash, shard.index);
+  number(slash + 1, text.size(), shard.count);
+  if (shard.count < 1 || shard.count > kMaxShards) refuse("K is out of range");
+  if (shard.index < 1 || shard.index > shard.count) refuse("I is not in 1..K");
+  return shard;
+}
+
+std::vector<std::uint32_t> shard_of_tasks(const sweep::Plan& plan, std::uint64_t count) {
+  const std::uint64_t tasks = plan.tasks.size();
+  std::vector<std::uint64_t> order(tasks);
+  for (std::uint64_t id = 0; id < tasks; ++id) order[id] = id;
+  std::vector<double> cost(tasks);
+  for (std::uint64_t id = 0; id < tasks; ++id) cost[id] = scheduling_cost(plan.tasks.estimate(id));
+  std::stable_sort(order.begin(), order.end(),
+                   [&cost](std::uint64_t a, std::uint64_t b) { return cost[a] > cost[b]; });
+  // The least loaded shard on top, the first of equals.
+  using Load = std::pair<double, std::uint32_t>;
+  std::priority_queue<Load, std::vector<Load>, std::greater<>> loads;
+  for (std::uint64_t s = 0; s < count; ++s) loads.emplace(0.0, static_cast<std::uint32_t>(s));
+  std::vector<std::uint32_t> shard(tasks);
+  for (const std::uint64_t id : order) {
+    const auto [load, s] = loads.top();
+    loads.pop();
+    shard[id] = s;
+    loads.emplace(load + cost[id], s);
+  }
+  return shard;
+}
 
 double scheduling_cost(const sweep::TaskEstimate& estimate) {
   return (std::isfinite(estimate.cost) && estimate.cost > 0.0 ? estimate.cost : 0.0) + kCostFloor;

@@ -44,9 +44,11 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
                          const PlannedRows& planned) {
   if (file.attribute("format") != kFormatName) file.damaged("not a qsweep results file");
   const std::string version = file.attribute("format_version");
-  if (version != std::to_string(kFormatVersion)) {
+  if (version != std::to_string(kFormatVersion) &&
+      version != std::to_string(kOldestVerifiedVersion)) {
     throw InputError(path + " is a results file of format version " + version +
-                     ", which has no row checksums; this qsweep verifies and resumes version " +
+                     ", which has no row checksums; this qsweep verifies versions " +
+                     std::to_string(kOldestVerifiedVersion) + " to " +
                      std::to_string(kFormatVersion) + " (--force starts it again)");
   }
   const std::uint64_t tasks = layout.task_count();

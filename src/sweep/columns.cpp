@@ -86,9 +86,15 @@ const std::vector<TaskColumn>& task_table() {
        [](const Task&, const TaskOutcome&, int rank) -> CellValue {
          return static_cast<std::int64_t>(rank);
        }},
-      {{"seed", "sweep seed; the task's random streams are Philox(seed, id, replication)", "",
-        ColumnType::u64, true},
+      {{"seed", "sweep seed (part of the task's key)", "", ColumnType::u64, true},
        [](const Task& t, const TaskOutcome&, int) -> CellValue { return t.seed; }},
+      // Last: files of format version 2 have the columns before it (plan_results.cpp).
+      {text_spec("key",
+                 "what the task computes, wherever it sits in a plan: 128 bits of the SHA-256 of "
+                 "its method, parameters and seed, in hex; its random streams are "
+                 "Philox(key, replication)",
+                 true, kKeyWidth),
+       [](const Task& t, const TaskOutcome&, int) -> CellValue { return task_key(t); }},
   };
   return table;
 }
@@ -115,6 +121,16 @@ Row make_task_row(const Task& task) {
   TaskOutcome never_run;
   never_run.wall_seconds = std::nan("");
   return make_task_row(task, never_run, -1);
+}
+
+CellValue task_cell(const Task& task, std::size_t column) {
+  TaskOutcome never_run;
+  never_run.wall_seconds = std::nan("");
+  return task_table().at(column).value(task, never_run, -1);
+}
+
+CellValue group_cell(const Task& task, std::size_t column) {
+  return group(task.method()).columns->at(column).value(task, {});
 }
 
 std::string_view group_name(Method method) { return name_of(method); }

@@ -231,8 +231,10 @@ void ask_huge_pages(std::vector<T>& v) {
   if (last > first) ::madvise(data + (first - begin), last - first, MADV_HUGEPAGE);
 }
 
-// The grid points whose tasks were kept, by the hash of their canonical text (open addressing,
-// two 8-byte slots per point of the grid); a match is confirmed on the texts themselves.
+}  // namespace
+
+// The tasks of the plan so far by the hash of their content text (open addressing, two 8-byte
+// slots per point of every block's grid); a match is confirmed on the texts themselves.
 class SeenTasks {
  public:
   explicit SeenTasks(std::uint64_t points) {
@@ -252,18 +254,19 @@ class SeenTasks {
     return (hash * 0x9e3779b97f4a7c15ULL) >> shift_ & (slots_.size() - 1);
   }
   void prefetch(std::uint64_t slot) const { __builtin_prefetch(&slots_[slot], 1); }
-  // False if an earlier point's task has the same `text` (`text_at(point)` makes it again).
+  // Records `text` as task `id`'s, or returns the earlier task of the same text
+  // (`text_at(earlier)` makes its text again).
   template <class TextAt>
-  bool insert(const std::string& text, std::uint64_t slot, std::uint32_t tag, std::uint64_t point,
-              TextAt text_at) {
+  std::optional<std::uint64_t> insert(const std::string& text, std::uint64_t slot,
+                                      std::uint32_t tag, std::uint64_t id, TextAt text_at) {
     const std::uint64_t mask = slots_.size() - 1;
     for (std::uint64_t i = slot;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
-      if (s.point_plus_one == 0) {
-        s = {static_cast<std::uint32_t>(point + 1), tag};
-        return true;
+      if (s.id_plus_one == 0) {
+        s = {static_cast<std::uint32_t>(id + 1), tag};
+        return std::nullopt;
       }
-      if (s.tag == tag && text_at(s.point_plus_one - 1) == text) return false;
+      if (s.tag == tag && text_at(s.id_plus_one - 1) == text) return s.id_plus_one - 1;
     }
   }
 
@@ -290,14 +293,12 @@ class SeenTasks {
     return fold(fold(last[0] ^ h ^ k0, last[1] ^ k1), text.size() ^ k0);
   }
   struct Slot {
-    std::uint32_t point_plus_one = 0;  // 0: empty (points < max_tasks <= 10^7)
-    std::uint32_t tag = 0;             // the hash's low bits
+    std::uint32_t id_plus_one = 0;  // 0: empty (ids < max_tasks <= 10^7)
+    std::uint32_t tag = 0;          // the hash's low bits
   };
   std::vector<Slot> slots_;
   int shift_ = 0;  // 64 - log2(slots)
 };
-
-}  // namespace
 
 BlockGrid::BlockGrid(const BlockInput& block, const PlanState& state, std::uint64_t room)
     : where_(block.where),
@@ -384,11 +385,14 @@ void expand_block(const BlockInput& block, PlanState& state) {
   const MethodAdapter& method = method_adapter(block.method);
   PointContext context(*grid, state.on_unstable_error);  // its memo lives through the block
   std::vector<bool> used(grid->axes().size(), false);
-  SeenTasks seen(grid->points());
+  // Sized for every block's grid (a plan from flags is one block).
+  if (!state.seen)
+    state.seen = std::make_shared<SeenTasks>(std::max(state.planned, grid->points()));
+  SeenTasks& seen = *state.seen;
   const NoFormulas no_formulas;  // the plan keeps the estimates' numbers only
   const std::uint64_t first = tasks.size();
-  // A point's task with its canonical text (id 0, cost 0) and where the text goes in `seen`; the
-  // next point's is made while the current one's slot is fetched. An error making it is raised
+  // A point's task with its content text (id, block and cost 0) and where the text goes in `seen`;
+  // the next point's is made while the current one's slot is fetched. An error making it is raised
   // when its point's turn comes, after the current point's own errors.
   struct Made {
     Task task;
@@ -406,12 +410,14 @@ void expand_block(const BlockInput& block, PlanState& state) {
       return;
     }
     made.text.clear();
+    made.task.block = 0;  // the content text; the block is set back below
     append_canonical_text(made.text, made.task, &memo);
+    made.task.block = block.index;
     made.slot = seen.slot_of(made.text, made.tag);
     seen.prefetch(made.slot);
   };
-  const auto text_at = [&grid](std::uint64_t earlier) {
-    return canonical_text(grid->task(earlier));
+  const auto text_at = [&](std::uint64_t earlier) {
+    return content_text(earlier < first ? tasks.at(earlier) : grid->task(tasks.points_[earlier]));
   };
   std::array<Made, 2> made;
   make(0, made[0]);
@@ -420,7 +426,11 @@ void expand_block(const BlockInput& block, PlanState& state) {
     Made& now = made[point % 2];
     if (point + 1 < grid->points()) make(point + 1, made[(point + 1) % 2]);
     if (now.error) std::rethrow_exception(now.error);
-    if (!seen.insert(now.text, now.slot, now.tag, point, text_at)) continue;  // an earlier task
+    if (const auto earlier = seen.insert(now.text, now.slot, now.tag, tasks.size(), text_at)) {
+      // Kept once: parameters no task uses differ, or an earlier block computes it already.
+      if (*earlier < first) ++state.duplicates;
+      continue;
+    }
     Task& t = now.task;
     const std::string& text = now.text;
     t.id = tasks.size();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,17 +39,23 @@ struct BlockInput {
 // every rank holds the plan.
 inline constexpr std::uint64_t kMaxPlanListBytes = std::uint64_t{1} << 30;
 
+// The canonical text of what `task` computes: without its id, block and cost estimate (as
+// duplicate removal and task_key read it).
+std::string content_text(Task task);
+
 // The plan hash (plan_hash in plan.hpp), task by task.
 class PlanHasher {
  public:
   PlanHasher();
-  // `text`: the canonical text of `task` with id 0 and cost 0, as duplicate removal reads it.
+  // `text`: the content text of `task`; the hash covers its id and block too.
   void add(const Task& task, std::string_view text);
   std::string hex_digest() { return sha_.hex_digest(); }
 
  private:
   Sha256 sha_;
 };
+
+class SeenTasks;
 
 struct PlanState {
   std::uint64_t seed = 0;
@@ -58,6 +65,9 @@ struct PlanState {
   PlanTasks tasks;
   PlanHasher hash;
   std::vector<std::uint64_t> unstable_tasks;
+  // The content of every task so far, by task id: a plan holds each computation once.
+  std::shared_ptr<SeenTasks> seen;
+  std::uint64_t duplicates = 0;   // Plan::duplicates
   std::uint64_t list_bytes = 0;   // of the tasks so far, see kMaxPlanListBytes
   std::function<bool()> stopped;  // empty: never
 };

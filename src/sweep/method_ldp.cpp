@@ -2,6 +2,7 @@
 // (src/ldp), with its large-deviation rate.
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "method_system.hpp"
 #include "qsweep/common/checked.hpp"
 #include "qsweep/ldp/ldp.hpp"
+#include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -215,8 +217,9 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
 // ---- execution and text ------------------------------------------------------------------------
 
 void run(const Task& task, const SharedEngines& /*engines*/, TaskOutcome& outcome) {
+  const std::array<std::uint64_t, 2> stream = stream_key(task);  // named by its content
   const auto& result =
-      outcome.result.emplace<ldp::Result>(ldp::estimate(options_of(task), task.seed, task.id));
+      outcome.result.emplace<ldp::Result>(ldp::estimate(options_of(task), stream[0], stream[1]));
   outcome.status = TaskStatus::done;
   outcome.warning = result.warning;
 }

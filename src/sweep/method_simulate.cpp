@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "cost_detail.hpp"
@@ -10,6 +11,7 @@
 #include "qsweep/sim/kernel.hpp"
 #include "qsweep/sim/simulate.hpp"
 #include "qsweep/sim/stability.hpp"
+#include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -308,8 +310,9 @@ void run(const Task& task, const SharedEngines& /*engines*/, TaskOutcome& outcom
     outcome.error = stability.reason;
     return;
   }
+  const std::array<std::uint64_t, 2> stream = stream_key(task);  // named by its content
   const auto& result = outcome.result.emplace<sim::Result>(
-      sim::simulate(system, options_of(task), task.seed, task.id));
+      sim::simulate(system, options_of(task), stream[0], stream[1]));
   outcome.status = TaskStatus::done;
   outcome.warning = stability.warning;
   if (!result.warning.empty())

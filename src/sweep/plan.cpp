@@ -81,6 +81,7 @@ detail::BlockInput block_input(const YAML::Node& node, int index, const Locator&
 void finish(Plan& plan, detail::PlanState& state) {
   plan.tasks = std::move(state.tasks);
   plan.unstable_tasks = std::move(state.unstable_tasks);
+  plan.duplicates = state.duplicates;
   plan.hash = state.hash.hex_digest();
 }
 
@@ -317,17 +318,31 @@ namespace detail {
 PlanHasher::PlanHasher() { sha_.update("qsweep-plan-v1\n"); }
 
 void PlanHasher::add(const Task& task, std::string_view text) {
-  // The canonical text with the task's id: "{ID;" replaces the leading "{0;".
+  // The canonical text with the task's id and block: "{ID;METHOD;BLOCK;" replaces the leading
+  // "{0;METHOD;0;" of its content text.
   constexpr std::string_view kNoId = "{0;";
-  if (text.substr(0, kNoId.size()) != kNoId)
-    throw std::logic_error("PlanHasher: not a canonical text with id 0");
+  const std::size_t method_end = text.find(';', kNoId.size());
+  if (text.substr(0, kNoId.size()) != kNoId || method_end == std::string_view::npos ||
+      text.substr(method_end, 3) != ";0;")
+    throw std::logic_error("PlanHasher: not a canonical text with id 0 and block 0");
   sha_.update(numbers_line(task));
-  char id[24] = {'{'};
-  char* end = std::to_chars(id + 1, id + sizeof id - 1, task.id).ptr;
+  char head[48] = {'{'};
+  char* end = std::to_chars(head + 1, head + 22, task.id).ptr;
   *end++ = ';';
-  sha_.update(std::string_view(id, static_cast<std::size_t>(end - id)));
-  sha_.update(text.substr(kNoId.size()));
+  sha_.update(std::string_view(head, static_cast<std::size_t>(end - head)));
+  sha_.update(text.substr(kNoId.size(), method_end + 1 - kNoId.size()));
+  end = std::to_chars(head, head + 22, task.block).ptr;
+  *end++ = ';';
+  sha_.update(std::string_view(head, static_cast<std::size_t>(end - head)));
+  sha_.update(text.substr(method_end + 3));
   sha_.update("\n");
+}
+
+std::string content_text(Task task) {
+  task.id = 0;
+  task.block = 0;   // where it came from, not what it computes
+  task.cost = 0.0;  // an estimate: improving the cost model must not break --resume
+  return canonical_text(task);
 }
 
 }  // namespace detail
@@ -337,12 +352,7 @@ namespace {
 template <class Tasks>
 std::string hash_of(const Tasks& tasks) {
   detail::PlanHasher hasher;
-  for (const Task& task : tasks) {
-    Task canonical = task;
-    canonical.id = 0;
-    canonical.cost = 0.0;  // an estimate: improving the cost model must not break --resume
-    hasher.add(task, detail::canonical_text(canonical));
-  }
+  for (const Task& task : tasks) hasher.add(task, detail::content_text(task));
   return hasher.hex_digest();
 }
 
@@ -396,23 +406,17 @@ std::uint32_t PlanTasks::kind_of(const Task& task) {
   return static_cast<std::uint32_t>(kinds_.size() - 1);
 }
 
-namespace {
-
-std::string key_of(const Task& task, bool keep_id) {
-  Task canonical = task;
-  canonical.id = keep_id ? task.id : 0;
-  canonical.block = 0;  // where it came from, not what it computes
-  canonical.cost = 0.0;
-  return sha256_hex(numbers_line(task) + detail::canonical_text(canonical));
-}
-
-}  // namespace
-
 std::string task_key(const Task& task) {
-  return key_of(task, detail::method_adapter(task.method()).random);
+  return sha256_hex(numbers_line(task) + detail::content_text(task)).substr(0, 32);
 }
 
-std::string task_content_key(const Task& task) { return key_of(task, false); }
+std::array<std::uint64_t, 2> stream_key(const Task& task) {
+  const std::string key = task_key(task);
+  std::array<std::uint64_t, 2> words{};
+  for (std::size_t w = 0; w < words.size(); ++w)
+    std::from_chars(key.data() + 16 * w, key.data() + 16 * (w + 1), words[w], 16);
+  return words;
+}
 
 std::string joined_sweep_text(const std::string& first, const std::string& second,
                               const std::vector<int>& second_blocks, const std::string& comment) {

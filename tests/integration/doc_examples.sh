@@ -140,6 +140,7 @@ not_run docs/running.md "qsweep: results/my-study.h5 grown from 6 to 10 tasks" "
 not_run docs/running.md "qsweep: removed results/my-study.h5.combined" "needs a killed growth: tests/integration/run_grow.sh and run_merge.sh check this message"
 not_run docs/running.md "writing:  host node17" "needs a run holding the file: tests/integration/status_json.sh checks these lines"
 not_run docs/cluster.md "cd /path/to/qsweep" "sbatch on a SLURM cluster: tests/integration/slurm_*.sh"
+not_run docs/cluster.md "bash jobs/sweep-array.sh sweeps/my-study.yaml" "sbatch on a SLURM cluster: tests/integration/slurm_array.sh"
 not_run docs/cluster.md "module load gcc openmpi" "environment modules and a build on a cluster"
 not_run docs/cluster.md "module load gcc mpich" "environment modules and a build on a cluster"
 not_run docs/cluster.md "-- qsweep: MPI mpich" "output of configuring an MPICH build (build-mpich/)"
@@ -283,6 +284,10 @@ not_run docs/running.md "qsweep: error: results/ring.h5.activity.new is a symbol
   "needs a planted link: tests/integration/run_companions.sh checks this message"
 not_run docs/running.md "qsweep: warning: cannot remove results/ring.h5.lock" \
   "needs a directory made read-only during a run: tests/integration/run_companions.sh checks this message"
+not_run docs/running.md "qsweep: error: results/my-study.h5 holds the results of a different plan" \
+  "needs a finished study and an edit: tests/integration/run_grow.sh and run_keys.sh check this message"
+not_run docs/running.md "qsweep: shard 2/3: 4 of the 11 tasks of study.yaml" \
+  "needs a sweep of 11 tasks: tests/integration/run_parts.sh checks these messages"
 not_run docs/running.md "qsweep: results/ring.h5: 3 of 240 rows failed verification" \
   "needs damaged rows: tests/integration/run_corrupt.sh checks this message"
 not_run docs/running.md "qsweep: error: started by a launcher of MPICH" \

@@ -2,8 +2,8 @@
 # qsweep merge (docs/running.md, "Merging files"): the files of two halves of one study (two
 # sweep files, each half of the blocks) merge into the file of the whole (every dataset equal to a
 # fresh run of the whole sweep but timings, rank and checksum; the same plan hash), which
-# verifies and resumes with the whole sweep. A file and a larger file of the same study (random
-# tasks at the same ids) merge into the larger, every shared task compared. A task finished in
+# verifies and resumes with the whole sweep. A file and a larger file of the same study (a random
+# block in both) merge into the larger, every shared task compared. A task finished in
 # both files with other results (a value changed and the row sealed again, so that the file
 # verifies) is refused, as are files of different studies; nothing is written then. A merge
 # stopped by SIGTERM writes nothing (exit 4); the next merge removes a killed one's temporary file.
@@ -56,7 +56,7 @@ cp c.h5 c0.h5
 mpi 2 "$QSWEEP" run whole.yaml -o c.h5 --resume --quiet  # the same plan: nothing to run
 $CHECK same c.h5 c0.h5
 
-# A file and a larger one of the same study, with a random block whose ids are the same in both.
+# A file and a larger one of the same study, with a random block.
 printf '%s\n%s\n%s\n' "$head" "$first_half" "$simulate" >x.yaml
 printf '%s\n%s\n%s\n%s\n' "$head" "$first_half" "$simulate" "$second_half" >y.yaml
 mpi 2 "$QSWEEP" run x.yaml -o x.h5 --quiet
@@ -79,8 +79,8 @@ with h5py.File(sys.argv[1], "r+") as f:
     g["EQ"][0] = g["EQ"][0] * (1 + 1e-9)
     task = int(g["task_id"][0])
     one = slice(task, task + 1)
-    parts = [t[n][one].tobytes() for n in ("id", "method", "block", "seed", "status", "error",
-                                           "warning", "wall_seconds", "rank")]
+    parts = [t[n][one].tobytes() for n in ("id", "method", "block", "seed", "key", "status",
+                                           "error", "warning", "wall_seconds", "rank")]
     names = [n for n in g if not h5py.h5ds.is_scale(g[n].id)]
     for n in names:
         if n.endswith(("_offset", "_count")) and n.rsplit("_", 1)[0] in names:

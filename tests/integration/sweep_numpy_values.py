@@ -24,9 +24,10 @@ while len(cases) < 50:
         cases.append(("logspace", a, b, random.randint(2, 200)))
 
 blocks = []
-for generator, a, b, n in cases:
-    # repr: the shortest text that reads back to the same double, as a user would type it
-    blocks.append(f"  - method: exact\n    family: ring\n    N: 4\n"
+for case, (generator, a, b, n) in enumerate(cases):
+    # repr: the shortest text that reads back to the same double, as a user would type it; a
+    # qmax of its own per case, so that a value two cases share is not one task of the plan
+    blocks.append(f"  - method: exact\n    family: ring\n    N: 4\n    qmax: {5 + case}\n"
                   f"    lambda: {{{generator}: [{a!r}, {b!r}, {n}]}}\n")
 sweep = f"{work}/values.yaml"
 with open(sweep, "w") as f:

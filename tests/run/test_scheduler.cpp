@@ -1,11 +1,13 @@
 // Scheduling: biggest estimated cost first, batches by cost budget, attempts counted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
 #include <cmath>
 #include <sstream>
 
+#include "qsweep/common/error.hpp"
 #include "qsweep/run/scheduler.hpp"
 
 namespace qsweep::run {
@@ -26,6 +28,24 @@ std::vector<std::uint64_t> all_ids(std::size_t n) {
   std::vector<std::uint64_t> ids(n);
   for (std::size_t i = 0; i < n; ++i) ids[i] = i;
   return ids;
+}
+
+TEST(Shards, LargestFirstToTheLeastLoadedShard) {
+  // 8 -> 0, 7 -> 1, 6 -> 2 (the first of equal loads), 5 -> 2, 4 -> 1, 2 -> 0, 1 -> 0: 11 each.
+  const sweep::Plan plan = plan_with_costs({1.0, 8.0, 2.0, 7.0, 6.0, 5.0, 4.0});
+  const std::vector<std::uint32_t> shard = shard_of_tasks(plan, 3);
+  EXPECT_EQ(shard, (std::vector<std::uint32_t>{0, 0, 0, 1, 2, 2, 1}));
+  EXPECT_EQ(shard_of_tasks(plan, 1), std::vector<std::uint32_t>(7, 0));
+  // More shards than tasks: the rest are empty.
+  EXPECT_EQ(shard_of_tasks(plan, 9), (std::vector<std::uint32_t>{6, 0, 5, 1, 2, 3, 4}));
+}
+
+TEST(Shards, IAndKAreRead) {
+  const Shard shard = parse_shard("2/5");
+  EXPECT_EQ(shard.index, 2U);
+  EXPECT_EQ(shard.count, 5U);
+  for (const char* bad : {"0/3", "4/3", "3", "a/b", "1/0", "1/3x", "/3", "-1/3", "1/2000000"})
+    EXPECT_THROW(parse_shard(bad), InputError) << bad;
 }
 
 TEST(Scheduler, HandsOutBiggestFirstTiesByIdOneEach) {

@@ -1,7 +1,8 @@
-// Task keys (sweep::task_key), by which growing a results file and `qsweep merge` match tasks:
-// equal for the same computation wherever it sits (another block, another id of a deterministic
-// method), different for another parameter or seed, and for a random method at another id (its
-// streams are keyed by the id). And the joined sweep of a merged file expands to the tasks of both.
+// Task keys (sweep::task_key), by which random streams are keyed and growing a results file and
+// `qsweep merge` match tasks: equal for the same computation wherever it sits (another block,
+// another id, random methods too), different for another parameter or seed; a plan holds each key
+// once. And the joined sweep of a merged file expands to the tasks of both.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -37,13 +38,30 @@ TEST(TaskKey, SameComputationSameKeyWhereverItSits) {
   EXPECT_EQ(task_key(a.tasks[0]), task_key(b.tasks[1]));
   EXPECT_EQ(task_key(a.tasks[1]), task_key(b.tasks[2]));
   EXPECT_NE(task_key(a.tasks[0]), task_key(a.tasks[1]));  // another lambda
-  // The simulate task moved from id 2 to 0: the same content, not the same computation.
-  EXPECT_NE(task_key(a.tasks[2]), task_key(b.tasks[0]));
-  EXPECT_EQ(task_content_key(a.tasks[2]), task_content_key(b.tasks[0]));
+  // The simulate task moved from id 2 to 0: the same key, the same streams.
+  EXPECT_EQ(task_key(a.tasks[2]), task_key(b.tasks[0]));
+  EXPECT_EQ(stream_key(a.tasks[2]), stream_key(b.tasks[0]));
+  EXPECT_EQ(task_key(a.tasks[2]).size(), 32U);
+  EXPECT_EQ(fmt::format("{:016x}{:016x}", stream_key(a.tasks[2])[0], stream_key(a.tasks[2])[1]),
+            task_key(a.tasks[2]));
   // Another seed is another task, for every method.
   const Plan c = plan_of(std::string(kExact) + kSimulate, "4");
   for (std::size_t i = 0; i < a.tasks.size(); ++i)
     EXPECT_NE(task_key(a.tasks[i]), task_key(c.tasks[i])) << i;
+}
+
+TEST(TaskKey, APlanHoldsEachKeyOnce) {
+  // The exact block twice, the second time with one value more: only that value is new.
+  const std::string more =
+      std::string(kExact).replace(std::string(kExact).find("0.6]"), 4, "0.45, 0.6]");
+  const Plan plan = plan_of(std::string(kExact) + kSimulate + more + kSimulate);
+  ASSERT_EQ(plan.tasks.size(), 4U);
+  EXPECT_EQ(plan.duplicates, 3U);
+  EXPECT_EQ(plan.tasks[3].block, 2);
+  EXPECT_EQ(describe(plan.tasks[3]), "exact ring N=4 lambda=0.45 qmax=5");
+  // Values inserted before a task keep its key, and so its numbers.
+  const Plan before = plan_of(std::string(kExact) + kSimulate);
+  EXPECT_EQ(task_key(before.tasks[2]), task_key(plan_of(more + kSimulate).tasks[3]));
 }
 
 TEST(TaskKey, AJoinedSweepExpandsToBothPlans) {

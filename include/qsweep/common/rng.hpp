@@ -6,13 +6,15 @@
 
 namespace qsweep {
 
-// Counter-based random stream (Philox4x64-10), keyed by (sweep seed, task id) with the
-// replication in the counter: every task and replication has its own reproducible stream,
-// independent of which rank runs it and in which order.
+// Counter-based random stream (Philox4x64-10), keyed by two words with the replication in the
+// counter. A sweep's task passes its key (sweep::stream_key: a hash of its method, parameters and
+// seed), so every task and replication has its own reproducible stream, independent of which
+// rank runs it, in which order, and of the other tasks of the plan. The kernels' parameters call
+// the words (seed, task_id), after their use on their own (tests).
 class Rng {
  public:
-  Rng(std::uint64_t seed, std::uint64_t task_id, std::uint64_t replication = 0)
-      : key_{{seed, task_id}}, ctr_{{replication, 0, 0, 0}} {}
+  Rng(std::uint64_t key0, std::uint64_t key1, std::uint64_t replication = 0)
+      : key_{{key0, key1}}, ctr_{{replication, 0, 0, 0}} {}
 
   std::uint64_t next_u64() {
     if (pos_ == 4) refill();

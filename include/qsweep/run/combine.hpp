@@ -1,8 +1,8 @@
 #pragma once
 // Results files whose plans differ but share tasks: growing a file on `--resume` with a sweep
 // whose plan contains every task of the file's plan, and `qsweep merge` of files of one study
-// (docs/running.md, "Growing a study"). Tasks are matched by content (sweep::task_key), not by
-// position; a new file is written in the order of the new plan (row = task id, as always) with
+// (docs/running.md, "Growing a study"). Tasks are matched by their key (sweep::task_key), not
+// by position; a new file is written in the order of the new plan (row = task id, as always) with
 // the finished rows copied, and replaces its target only once complete.
 #include <cstdint>
 #include <functional>
@@ -19,7 +19,7 @@
 namespace qsweep::run {
 
 // A results file as a source of finished rows: the plan expanded from the sweep stored in it,
-// its layout and its verified rows.
+// its layout (that of its format version) and its verified rows.
 struct ResultsSource {
   std::string path;
   sweep::Plan plan;
@@ -29,15 +29,19 @@ struct ResultsSource {
 };
 
 // Expands the sweep stored in the results file at `path` and verifies every row. InputError if
-// it is not a results file this qsweep resumes, or its stored sweep does not expand to its plan
+// it is not a results file this qsweep verifies, or its stored sweep does not expand to its plan
 // hash.
 ResultsSource open_source(const std::string& path);
 
-// Checks that every task of `from` (the plan of the results file `from_name`) has a task of the
-// same content in `to` (the plan of `to_name`); InputError naming the first that has none, and
-// what differs from the task at its id in `to` (or that a random task sits at another id).
-void check_contains(const sweep::Plan& to, const std::string& to_name, const sweep::Plan& from,
-                    const std::string& from_name);
+// Checks that every finished task (done, unstable) of `from` has a task of the same key in `to`
+// (the plan of `to_name`): InputError naming the first that has none. Unfinished tasks of `from`
+// that `to` lacks hold no results and are left out.
+void check_kept(const sweep::Plan& to, const std::string& to_name, const ResultsSource& from);
+
+// Checks that the finished rows of `source` can be matched by content: a file of format version
+// 2 keyed the random streams of simulate and ldp tasks by their position, so one with such rows
+// finished is refused (InputError saying what to do); its exact and meanfield rows are kept.
+void check_numbers_kept(const ResultsSource& source);
 
 // Thrown by write_combined when `stop_now` asked it to stop: the new file was removed and `path`
 // is as it was.

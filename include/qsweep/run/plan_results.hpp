@@ -23,8 +23,9 @@ struct FinishedTask {
   int rank = 0;
 };
 
-// /tasks, then one group per method present in the plan, in Method order.
-store::Layout results_layout(const sweep::Plan& plan);
+// /tasks, then one group per method present in the plan, in Method order; as a file of
+// `format_version` has them (version 2, before /tasks/key, is read and verified).
+store::Layout results_layout(const sweep::Plan& plan, int format_version = store::kFormatVersion);
 
 // Collective: creates the results file of `plan` (store::ResultsFile::create).
 void create_results_file(const std::string& path, const sweep::Plan& plan,

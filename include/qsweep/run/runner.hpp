@@ -4,11 +4,13 @@
 // rank writes the rows of the tasks it ran into the shared results file. See docs/running.md.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/run/engine.hpp"
 #include "qsweep/run/mpi.hpp"
 #include "qsweep/run/progress.hpp"
+#include "qsweep/run/scheduler.hpp"
 #include "qsweep/run/spans.hpp"
 #include "qsweep/sweep/plan.hpp"
 
@@ -34,6 +36,10 @@ struct RunOptions {
   // together (0: the node's physical memory, or its cgroup limit where lower).
   double max_task_memory = 0.0;
   double node_memory = 0.0;
+  // Part of the plan (docs/running.md, "Running part of a plan"): only the tasks of this shard
+  // and matching any of these selections run; the file holds the whole plan, the rest pending.
+  Shard shard;
+  std::vector<std::string> select;
 };
 
 struct RunResult {

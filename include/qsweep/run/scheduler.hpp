@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "qsweep/sweep/plan.hpp"
@@ -52,6 +53,22 @@ struct Batch {
   }
   BOOST_SERIALIZATION_SPLIT_MEMBER()
 };
+
+// `qsweep run --shard I/K`: part `index` (1-based) of `count` cost-balanced parts of a plan;
+// count 0: the whole plan.
+struct Shard {
+  std::uint64_t index = 0;
+  std::uint64_t count = 0;
+};
+inline constexpr std::uint64_t kMaxShards = 1'000'000;
+// "I/K" with 1 <= I <= K <= kMaxShards; InputError "--shard 'TEXT': ...; expected I/K ..."
+// otherwise.
+Shard parse_shard(const std::string& text);
+// The shard (0-based) of each task of `plan` among `count`: the tasks by scheduling cost, largest
+// first (ties by id), each to the shard with the least cost so far (the first of those), so that
+// each shard has about 1/count of the cost. A function of the plan alone: every run of the plan
+// (on any number of ranks) makes the same shards.
+std::vector<std::uint32_t> shard_of_tasks(const sweep::Plan& plan, std::uint64_t count);
 
 // The plan's cost estimate with a floor, so that tasks estimated at zero still count (a batch of
 // them is bounded by the task limit, not unbounded).

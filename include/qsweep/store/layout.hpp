@@ -14,8 +14,12 @@
 namespace qsweep::store {
 
 inline constexpr const char* kFormatName = "qsweep-results";
-// 2: /tasks/checksum and /tasks/warning. Version 1 files are read, not resumed.
-inline constexpr int kFormatVersion = 2;
+// 2: /tasks/checksum and /tasks/warning. 3: /tasks/key (tasks named by their content, and
+// random streams keyed by it). Version 1 files are read, not verified; version 2 files are read
+// and verified (with the layout of their version), not resumed.
+inline constexpr int kFormatVersion = 3;
+// The oldest version verify_results accepts.
+inline constexpr int kOldestVerifiedVersion = 2;
 
 // A group of the file with one row per task of some of the tasks (a method's results).
 struct GroupSchema {

@@ -34,18 +34,22 @@ inline constexpr double kMaxStoredTypes = 10'000;
 // Rows of tasks that failed or were unstable carry parameters and NaN / -1 / empty results.
 Row make_row(const Task& task, const TaskOutcome& outcome);
 
-// /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed)
-// come from the plan; the rest from the outcome and the rank that ran it. The store adds its
+// /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed,
+// key) come from the plan; the rest from the outcome and the rank that ran it. The store adds its
 // own bookkeeping columns (attempts, checksum) after these.
 const std::vector<ColumnSpec>& task_columns();
 // The row of a task run by `rank` with `outcome`.
 Row make_task_row(const Task& task, const TaskOutcome& outcome, int rank);
 // The row of a task that has not run: pending, no error, wall_seconds NaN, rank -1.
 Row make_task_row(const Task& task);
+// Cell `column` of make_task_row(task), and of make_row(task, {}), alone.
+CellValue task_cell(const Task& task, std::size_t column);
+CellValue group_cell(const Task& task, std::size_t column);
 
 // Widths of the /tasks text columns (bytes; longer text ends in "...").
 inline constexpr std::size_t kMethodWidth = 16;
 inline constexpr std::size_t kErrorWidth = 256;
 inline constexpr std::size_t kWarningWidth = 192;
+inline constexpr std::size_t kKeyWidth = 33;  // task_key's 32 hex digits and the NUL
 
 }  // namespace qsweep::sweep

@@ -1,5 +1,6 @@
 #pragma once
 // A sweep file parsed, validated and expanded into its task list (docs/sweep-format.md).
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -116,12 +117,15 @@ struct Plan {
   std::string output_location;
   std::uint64_t seed = 0;
   bool on_unstable_error = false;  // `on_unstable: error`
-  PlanTasks tasks;                 // tasks[i].id == i
+  PlanTasks tasks;                 // tasks[i].id == i; no two with the same task_key
   // Where each block is, for messages about a whole task: "FILE:LINE:COLUMN" (Task::block
   // indexes it), "qsweep eval" for a plan from flags.
   std::vector<std::string> block_locations;
   // Tasks outside the stability region (known at validation; stored with status unstable).
   std::vector<std::uint64_t> unstable_tasks;
+  // Tasks of a block left out because an earlier block has a task of the same key (the plan
+  // holds each computation once; `qsweep plan` says how many).
+  std::uint64_t duplicates = 0;
 };
 
 // The largest sweep file read: yaml-cpp holds about 250 bytes per byte of a dense list while
@@ -167,15 +171,17 @@ Plan plan_from_flags(const std::vector<Flag>& flags);
 std::string plan_hash(const std::vector<Task>& tasks);
 std::string plan_hash(const PlanTasks& tasks);
 
-// What makes two tasks the same computation wherever they sit in a plan, as a hex SHA-256 of
-// the canonical form without the block and the cost estimate, and without the id unless the
-// method draws random numbers: a random task's streams are Philox(seed, id, replication), so the
-// same parameters at another id give other results. Growing a results file on --resume and
-// `qsweep merge` match the tasks of two plans by it (docs/running.md, "Growing a study").
+// A task's key: what makes it the computation it is, wherever it sits in a plan. The first 128
+// bits of the SHA-256 of its method's numbers version and its canonical form without the id,
+// the block and the cost estimate (the method, every parameter and the study seed), as 32
+// lower-case hex digits, stored in /tasks/key. Its random streams are keyed by the same bits
+// (stream_key), so inserting, moving or removing other tasks changes none of its numbers; a plan
+// holds each key once, and growing a results file on --resume and `qsweep merge` match tasks by
+// it (docs/running.md, "Growing a study").
 std::string task_key(const Task& task);
-// The same without the id for every method: a random task whose key is not found but whose
-// content is, sits at another id.
-std::string task_content_key(const Task& task);
+// The key's 128 bits as the Philox key of the task's random streams: Rng(key[0], key[1],
+// replication).
+std::array<std::uint64_t, 2> stream_key(const Task& task);
 
 // The sweep of a merged results file: the top-level keys of `first` (not `output:`, which names
 // one results file; `max_tasks` raised to hold both), its blocks, then the blocks of `second`

@@ -125,9 +125,9 @@ inline constexpr int kAutoRanks = 0;
 inline constexpr int kMaxTaskRanks = 1 << 16;
 
 struct Task {
-  std::uint64_t id = 0;    // row in /tasks: position in the expanded plan (stable)
+  std::uint64_t id = 0;    // row in /tasks: position in the expanded plan
   int block = 0;           // 0-based index of the sweep block it came from
-  std::uint64_t seed = 0;  // sweep seed; the task's streams are Rng(seed, id, replication)
+  std::uint64_t seed = 0;  // sweep seed; part of the task's key (task_key), which keys its streams
   double cost = 0.0;       // estimated cost (seconds-ish units, comparable across methods)
   // Estimated peak bytes the task adds to the memory of the process that runs it, its result
   // included, and of those the result's (held until the task's batch is written); sweep/cost.hpp.

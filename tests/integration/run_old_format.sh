@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Results files made before tasks had keys (format version 2; docs/results-layout.md, "Older
+# files"): the fixtures in tests/integration/fixtures were made by qsweep 0cec410 (`mpirun -n 2
+# qsweep run SWEEP -o FILE`, the sweeps stored in them): format2-exact.h5 (exact and meanfield
+# tasks) and format2-random.h5 (exact and simulate tasks). Both still show in status, verify and
+# export. --resume and merge of the one with simulate rows are refused with what to do, the file
+# untouched; the other is rewritten in the current format with its rows kept (nothing runs), then
+# equals a fresh run and grows as any file.
+# Usage: run_old_format.sh QSWEEP_BINARY SOURCE_DIR
+source "$(dirname "$0")/run_lib.bash" "$@"
+FIXTURES=$SOURCE_DIR/tests/integration/fixtures
+cp "$FIXTURES/format2-exact.h5" "$FIXTURES/format2-random.h5" .
+
+for file in format2-exact.h5 format2-random.h5; do
+  "$QSWEEP" status "$file" >status.txt || fail "status $file: $(cat status.txt)"
+  grep -q "(qsweep-results v2)" status.txt || fail "status $file: $(cat status.txt)"
+  "$QSWEEP" verify "$file" >verify.txt || fail "verify $file: $(cat verify.txt)"
+  grep -q "damaged:     0" verify.txt || fail "verify $file: $(cat verify.txt)"
+  mkdir -p "csv-$file"
+  "$QSWEEP" export "$file" --dir "csv-$file/" >/dev/null || fail "export $file"
+  [ -s "csv-$file/exact.csv" ] || fail "export $file wrote no exact.csv"
+  "$QSWEEP" status "$file" --yaml >"${file%.h5}.yaml"
+done
+
+# Simulate rows of streams keyed by position cannot be matched by key: refused, with what to do.
+sum=$(sha256sum format2-random.h5)
+expect_exit 2 mpi 2 "$QSWEEP" run format2-random.yaml -o format2-random.h5 --resume --quiet 2>random.txt
+grep -q "format2-random.h5 is of format version 2 (this qsweep writes 3) and cannot grow: format2-random.h5 was made by a qsweep that keyed random streams by a task's position in the plan (format version 2), so its 2 finished simulate and ldp rows (the first: task 1, simulate .*) cannot be matched by content; the file still reads, verifies and exports: to continue the study, run it again with --force, or into another file with -o" random.txt ||
+  fail "no clear refusal of an old file with simulate rows: $(cat random.txt)"
+mpi 2 "$QSWEEP" run format2-random.yaml -o other.h5 --quiet
+expect_exit 2 "$QSWEEP" merge other.h5 format2-random.h5 -o merged.h5 2>merge.txt
+grep -q "format2-random.h5 was made by a qsweep that keyed random streams by a task's position" merge.txt ||
+  fail "no clear refusal of a merge: $(cat merge.txt)"
+[ "$(sha256sum format2-random.h5)" = "$sum" ] || fail "a refused --resume changed the file"
+[ ! -e merged.h5 ] || fail "a refused merge wrote its output"
+mpi 2 "$QSWEEP" run format2-random.yaml -o format2-random.h5 --force --quiet
+"$QSWEEP" verify format2-random.h5 >/dev/null || fail "the file run again does not verify"
+
+# Exact and meanfield rows are kept: the file is rewritten in the current format, nothing runs.
+mpi 2 "$QSWEEP" run format2-exact.yaml -o format2-exact.h5 --resume 2>exact.txt >/dev/null ||
+  fail "resume of an old exact file: $(cat exact.txt)"
+grep -q "format2-exact.h5 rewritten from format version 2 to 3 (5 finished rows kept)" exact.txt ||
+  fail "no rewrite message: $(cat exact.txt)"
+"$PYTHON" - "$FIXTURES/format2-exact.h5" format2-exact.h5 <<'PY' || fail "tasks ran again"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1]) as a, h5py.File(sys.argv[2]) as b:
+    for name in ("wall_seconds", "rank", "attempts", "status"):  # kept, not run again
+        assert np.array_equal(a["tasks/" + name][()], b["tasks/" + name][()]), name
+    assert b.attrs["format_version"] == 3 and len(set(b["tasks/key"][()])) == 5
+PY
+mpi 2 "$QSWEEP" run format2-exact.yaml -o fresh.h5 --quiet
+$CHECK same format2-exact.h5 fresh.h5
+sed 's/lambda: \[0.3, 0.6\]/lambda: [0.3, 0.45, 0.6]/' format2-exact.yaml >grown.yaml
+mpi 2 "$QSWEEP" run grown.yaml -o format2-exact.h5 --resume --quiet 2>grow.txt || fail "$(cat grow.txt)"
+grep -q "grown from 5 to 7 tasks of grown.yaml (5 finished rows kept)" grow.txt || fail "$(cat grow.txt)"
+"$QSWEEP" verify format2-exact.h5 >/dev/null || fail "the grown file does not verify"
+echo "PASS: format version 2 files read, verify and export; resumed as far as their rows allow"

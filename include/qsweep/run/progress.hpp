@@ -13,7 +13,7 @@ namespace qsweep::run {
 struct ProgressCounts {
   std::uint64_t total = 0;
   std::uint64_t done = 0, failed = 0, unstable = 0;  // over the whole file, earlier runs included
-  std::uint64_t warned = 0;  // finished in this run with a warning
+  std::uint64_t warned = 0;                          // finished in this run with a warning
   std::uint64_t finished() const { return done + failed + unstable; }
 };
 

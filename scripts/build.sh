@@ -20,5 +20,11 @@ case "${1:-}" in
 esac
 # Ninja when it is there (scripts/install-deps.sh installs it), else CMake's default generator.
 if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null; then export CMAKE_GENERATOR=Ninja; fi
+# ccache when it is there (installed as well): rebuilds, other clones and the other presets' build
+# directories reuse identical compilations. Paths under the checkout are hashed relative to it.
+if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+fi
 cmake --preset "$preset" "$@"
 cmake --build --preset "$preset" -j "$(nproc)"

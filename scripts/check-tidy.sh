@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs clang-tidy (.clang-tidy: bugprone, performance and MPI checks; every finding is an error) on
 # each source file of src/ and the headers it includes, with the compile commands of a configured
-# build. Sources unchanged since a clean run are not checked again (scripts/tidy-cache.py).
+# build. Sources unchanged since a clean run (in any clone) are not checked again
+# (scripts/tidy-cache.py; the keys are kept in ~/.cache/qsweep/tidy).
 # Usage: scripts/check-tidy.sh [BUILD_DIR, default build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ fi
 mapfile -t keys < <(cut -d' ' -f1 <<<"$pending")
 mapfile -t files < <(cut -d' ' -f2- <<<"$pending" | sed 's/[.]/\\./g; s/.*/^&$/')
 if run-clang-tidy -quiet -p "$build" -j "$(nproc)" "${files[@]}" > "$build/clang-tidy.log" 2>&1; then
-  python3 scripts/tidy-cache.py record "$build" "${keys[@]}"
+  python3 scripts/tidy-cache.py record "${keys[@]}"
   echo "check-tidy: src/ is clean ($total files; ${#files[@]} checked, the others unchanged since a clean run)"
 else
   grep -E -A3 "(warning|error):" "$build/clang-tidy.log" | head -200 >&2

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build ccache pkg-config git
   clang-format clang-tidy  # scripts/check-format.sh, scripts/check-tidy.sh
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
   mpich libmpich-dev libhdf5-mpich-dev  # the second MPI family (scripts/build.sh --mpi mpich)

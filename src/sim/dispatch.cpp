@@ -4,6 +4,8 @@
 // (paper section 6): with FCFS servers, the replicas that would wait elsewhere are the ones
 // cancelled when this one starts, so they never change anything.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "kernels.hpp"
 #include "qsweep/common/error.hpp"
@@ -14,6 +16,8 @@ namespace {
 
 // A job waiting or in service at its server in the event-driven kernel (the Markov kernel
 // queues only job types: it records sojourn times on arrival).
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 struct QueuedJob {
   double arrival = 0.0;
   double size = 0.0;
@@ -134,7 +138,11 @@ template <Policy P>
 class DispatchMarkov {
  public:
   explicit DispatchMarkov(const KernelContext& c)
-      : clock(c, HoldingTimes::expected), c_(c), servers_(c) {}
+      : clock(c, HoldingTimes::expected), c_(c), servers_(c) {
+    for (std::size_t n = 0; n < c.start.size(); ++n)
+      for (std::uint32_t k = 0; k < c.start[n]; ++k) place(static_cast<int>(n));
+    if (!c.start.empty()) clock.restart();
+  }
   RaceClock clock;
 
   void arrive() {
@@ -145,6 +153,13 @@ class DispatchMarkov {
     servers_.push(n, type);
     c_.observer.add_job(clock.now(), type, &n, 1);
     c_.observer.record_erlang_sojourn(type, n, static_cast<int>(ahead) + 1);
+  }
+
+  // A job of the start at server n (untracked type; no sojourn time: it did not arrive).
+  void place(int n) {
+    if (servers_.queue(n).empty()) clock.busy.add(n);
+    servers_.push(n, -1);
+    c_.observer.add_job(0.0, -1, &n, 1);
   }
 
   void depart(int n) {
@@ -165,8 +180,21 @@ template <Policy P>
 class DispatchEvents {
  public:
   explicit DispatchEvents(const KernelContext& c)
-      : clock(c), c_(c), sizes_(c.options.service), servers_(c), free_at_(idx(c.system.N()), 0.0) {}
+      : clock(c), c_(c), sizes_(c.options.service), servers_(c), free_at_(idx(c.system.N()), 0.0) {
+    for (std::size_t n = 0; n < c.start.size(); ++n)
+      for (std::uint32_t k = 0; k < c.start[n]; ++k) place(static_cast<int>(n));
+  }
   EventClock clock;
+
+  // A job of the start at server n, with a fresh size (untracked type; its arrival time NaN: it
+  // has no sojourn time).
+  void place(int n) {
+    const double size = sizes_(c_.rng);
+    if (servers_.queue(n).empty()) clock.completions.set(n, service_time(n, size));
+    servers_.push(n, {kNaN, size, -1});
+    free_at_[idx(n)] += service_time(n, size);
+    c_.observer.add_job(0.0, -1, &n, 1);
+  }
 
   void arrive() {
     const double now = clock.now();
@@ -193,7 +221,7 @@ class DispatchEvents {
       clock.completions.set(n, clock.now() + service_time(n, queue.front().size));
     }
     c_.observer.remove_job(clock.now(), job.type, &n, 1);
-    c_.observer.record_sojourn(job.type, clock.now() - job.arrival);
+    if (!std::isnan(job.arrival)) c_.observer.record_sojourn(job.type, clock.now() - job.arrival);
   }
 
  private:

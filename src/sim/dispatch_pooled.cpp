@@ -29,6 +29,10 @@ class PooledDispatch {
         arrival_rate_(c.system.total_arrival_rate()),
         next_(1.0 / arrival_rate_),
         half_draws_(c.rng) {
+    for (std::size_t n = 0; n < c.start.size(); ++n)
+      for (std::uint32_t k = 0; k < c.start[n]; ++k) place(static_cast<std::uint32_t>(n));
+    rate_ = arrival_rate_ + speed_ * static_cast<double>(busy_);
+    next_ = 1.0 / rate_;
     if (own_draw_) draw_servers();
     probe_ = half_draws_.below(N_);
   }
@@ -52,6 +56,12 @@ class PooledDispatch {
   }
 
  private:
+  // A job of the start at server n.
+  void place(std::uint32_t n) {
+    c_.observer.add_job_pooled(0.0, static_cast<int>(lengths_[n]));
+    if (lengths_[n]++ == 0) ++busy_;
+  }
+
   void arrive() {
     int type = -1;
     const int* servers = drawn_.data();

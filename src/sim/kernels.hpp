@@ -21,6 +21,7 @@ struct KernelContext {
   const JobTypes& types;
   Rng& rng;
   Observer& observer;
+  const std::vector<std::uint32_t>& start;  // queue lengths at time 0 (empty: none)
 };
 
 // Runs the system from empty through plan.warmup (counting only), starts the observer there and
@@ -94,6 +95,11 @@ class RaceClock {
 
   double now() const { return t_; }
   std::uint64_t events() const { return events_; }
+  // After jobs were placed at time 0: the first event's rate includes their servers.
+  void restart() {
+    rate_ = arrival_rate_ + busy.rate();
+    next_ = t_ + holding_time(rate_);
+  }
 
   // Runs events until t_end (an event after t_end stays pending); `arrive()` and `depart(n)`
   // change the state and keep `busy` current.
@@ -167,8 +173,9 @@ class EventClock {
   std::uint64_t events_ = 0;
 };
 
-// Runs kernel K (built from the context; a clock member `clock`, RaceClock or EventClock, and
-// members arrive() and depart(n) that change the state) from empty through plan.warmup (counting
+// Runs kernel K (built from the context, which places the start's jobs; a clock member `clock`,
+// RaceClock or EventClock, and members arrive() and depart(n) that change the state) through
+// plan.warmup (counting
 // only), starts the observer there and runs on to warmup + horizon. Returns the number of events.
 template <class K>
 std::uint64_t run(const KernelContext& context, const ReplicationPlan& plan) {

@@ -130,7 +130,8 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
   const JobTypes types(system.family);
   Observer observer(system.speeds, types.tracked().size(), options.qmax, options.occupancy_max,
                     plan.horizon, plan.batches, pooled);
-  const KernelContext context{system, options, types, rng, observer};
+  const std::vector<std::uint32_t> start = start_lengths(system, options);
+  const KernelContext context{system, options, types, rng, observer, start};
   std::uint64_t events = 0;
   if (pooled) {
     events = run_pooled_dispatch(context, plan);
@@ -163,7 +164,7 @@ double mser5_max_warmup(std::size_t windows, double window) {
   return m < 2 ? 0.0 : static_cast<double>(cut_batches * kMserBatch) * window;
 }
 
-double mser5_warmup(const std::vector<double>& window_means, double window) {
+double mser5_warmup(const std::vector<double>& window_means, double window, bool from_empty) {
   constexpr std::size_t kBatch = kMserBatch;
   const std::size_t m = window_means.size() / kBatch;
   if (m < 2) return 0.0;
@@ -180,7 +181,7 @@ double mser5_warmup(const std::vector<double>& window_means, double window) {
     const auto count = static_cast<double>(m - d);
     // From empty the initialisation bias is downwards: a start that is not lower than the rest
     // is a random excursion (a burst), and cutting it would only waste time.
-    if (d > 0 && (total - sum) / static_cast<double>(d) >= sum / count) continue;
+    if (from_empty && d > 0 && (total - sum) / static_cast<double>(d) >= sum / count) continue;
     const double squared_deviation = std::max(sum_sq - sum * sum / count, 0.0);
     const double statistic = squared_deviation / (count * count);
     if (statistic <= best) {  // ties: the earlier start, i.e. the shorter warm-up

@@ -341,7 +341,7 @@ class Round {
   // rounded up to the next window's start, with the flags of its diagnostics.
   Result result(const model::System& system, const Options& options) const {
     const double batch = horizon_ / kSeriesBatches;
-    const double cut = mser5_warmup(ensemble_Q_, batch);
+    const double cut = mser5_warmup(ensemble_Q_, batch, options.start == Start::empty);
     std::size_t k = 0;
     while (kTruncationBatches[k] * batch < cut) ++k;
     const double kept = horizon_ - kTruncationBatches[k] * batch;
@@ -536,6 +536,7 @@ void validate(const Options& o) {
 Result simulate(const model::System& system, const Options& options, std::uint64_t seed,
                 std::uint64_t task_id, Kernel kernel) {
   validate(options);
+  validate_start(system, options);
   // Sequential length: each round runs every replication from empty over twice the previous
   // length, on the same streams (docs/sim.md, "Output analysis").
   double horizon = options.horizon;

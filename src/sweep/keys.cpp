@@ -25,6 +25,29 @@ std::vector<double> positive_list(const YAML::Node& node, const Locator& loc,
   return out;
 }
 
+std::vector<double> length_weights(const YAML::Node& node, const Locator& loc,
+                                   std::string_view what, std::size_t max_entries) {
+  const std::string expected =
+      "a list of numbers >= 0 (index k: count or fraction of queues of length k at time 0)";
+  if (!node.IsSequence() || node.size() == 0)
+    fail(loc.at(node), fmt::format("{} is {}; expected {}", what, show(node), expected));
+  if (node.size() > max_entries)
+    fail(loc.at(node),
+         fmt::format("{} has {} entries; expected at most {}", what, node.size(), max_entries));
+  std::vector<double> weights;
+  double total = 0.0;
+  for (const auto& item : node) {
+    const double x = read_number(item, loc, "a count", expected);
+    if (!(x >= 0.0 && std::isfinite(x)))
+      fail(loc.at(item), fmt::format("a count is {}; expected {}", show(item), expected));
+    total += x;
+    weights.push_back(x);
+  }
+  if (!(total > 0.0 && std::isfinite(total)))
+    fail(loc.at(node), fmt::format("{} sum to {}; expected a finite positive total", what, total));
+  return weights;
+}
+
 namespace {
 
 std::string format_bound(double x) {

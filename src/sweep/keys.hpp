@@ -92,6 +92,11 @@ inline Bounds between(double lo, double hi, bool lo_open, bool hi_open) {
 std::vector<double> positive_list(const YAML::Node& node, const Locator& loc,
                                   std::string_view what);
 
+// A fixed key's non-empty list of at most max_entries numbers >= 0 with a finite positive sum:
+// the weight (count or fraction) of queues of length k = 0, 1, ... at time 0.
+std::vector<double> length_weights(const YAML::Node& node, const Locator& loc,
+                                   std::string_view what, std::size_t max_entries);
+
 // A key's values: one point for a scalar or fixed key, several for a list or a generator.
 struct Axis {
   const KeySpec* key = nullptr;

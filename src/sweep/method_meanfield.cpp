@@ -19,31 +19,8 @@ meanfield::Options& options_of(Task& t) { return t.as<MeanfieldTask>().options; 
 // ---- keys --------------------------------------------------------------------------------------
 
 Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
-  const std::string expected =
-      "a list of numbers >= 0 (index k: count or fraction of queues of length k at time 0)";
-  if (!node.IsSequence() || node.size() == 0)
-    fail(loc.at(node), fmt::format("initial_counts is {}; expected {}", show(node), expected));
-  if (node.size() > static_cast<std::size_t>(meanfield::kMaxLevels) + 1)
-    fail(loc.at(node), fmt::format("initial_counts has {} entries; expected at most {}",
-                                   node.size(), meanfield::kMaxLevels + 1));
-  std::vector<double> counts;
-  double total = 0.0;
-  for (const auto& item : node) {
-    double value = 0.0;
-    try {
-      value = item.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(loc.at(item), fmt::format("a count is {}; expected {}", show(item), expected));
-    }
-    if (!(value >= 0.0 && std::isfinite(value)))
-      fail(loc.at(item), fmt::format("a count is {}; expected {}", show(item), expected));
-    total += value;
-    counts.push_back(value);
-  }
-  if (!(total > 0.0 && std::isfinite(total)))
-    fail(loc.at(node),
-         fmt::format("initial_counts sum to {}; expected a finite positive total", total));
-  return counts;
+  return length_weights(node, loc, "initial_counts",
+                        static_cast<std::size_t>(meanfield::kMaxLevels) + 1);
 }
 
 bool has_trajectory(const Draft& d) { return d.task.as<MeanfieldTask>().options.horizon > 0.0; }

@@ -32,6 +32,10 @@ Value parse_service_values(const YAML::Node& node, const Locator& loc) {
 Value parse_service_weights(const YAML::Node& node, const Locator& loc) {
   return positive_list(node, loc, "service_weights");
 }
+Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
+  constexpr std::size_t kMaxInitialLength = 100'000;
+  return length_weights(node, loc, "initial_counts", kMaxInitialLength + 1);
+}
 
 // Designated initializers leave the unnamed members at their defaults, as intended.
 #pragma GCC diagnostic push
@@ -138,10 +142,32 @@ std::vector<KeySpec> keys() {
                        "after it)",
                .bounds = at_least(0),
                .apply = [](Draft& d, const Value& v) { options_of(d.task).warmup = real(v); }});
+  k.push_back({.name = "start",
+               .kind = Kind::choice,
+               .help = "state at time 0 of every replication: empty, fixed_point (mean-field, "
+                       "dispatching on complete) or counts (initial_counts) (default empty)",
+               .choices = enum_names<sim::Start>(),
+               .selector = true,
+               .apply = [](Draft& d, const Value& v) {
+                 options_of(d.task).start = *parse_name<sim::Start>(text(v));
+               }});
+  k.push_back(
+      {.name = "initial_counts",
+       .kind = Kind::fixed,
+       .help = "start counts: weight of servers holding k = 0, 1, ... jobs (counts or "
+               "fractions, rounded to N servers)",
+       .required = true,
+       .used_by = "start counts",
+       .applies = [](const Draft& d) { return options_of(d.task).start == sim::Start::counts; },
+       .apply =
+           [](Draft& d, const Value& v) {
+             options_of(d.task).initial_counts = std::get<std::vector<double>>(v);
+           },
+       .parse_fixed = parse_initial_counts});
   k.push_back(
       {.name = "replications",
        .kind = Kind::integer,
-       .help = "independent replications, each from empty (default 8)",
+       .help = "independent replications, each from `start` (default 8)",
        .bounds = between(2, 1'000'000, false, false),
        .apply = [](Draft& d, const Value& v) { options_of(d.task).replications = small_int(v); }});
   k.push_back({.name = "target_rel_half_width",
@@ -273,6 +299,12 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
   } catch (const InputError& e) {
     fail_from(block.where(), e, "options the simulator accepts (docs/sim.md)");
   }
+  try {
+    sim::validate_start(*known.system, o);
+  } catch (const InputError& e) {
+    fail_from(block.where_of("start"), e,
+              "a start the system has (docs/sim.md, \"Starting states\")");
+  }
   // power_of_d samples among a job's compatible servers: more than the largest type has
   // would silently sample fewer. (The default 2 on singleton types is plain random routing.)
   const int largest = known.system->family.max_type_size();
@@ -392,6 +424,9 @@ std::vector<Column> columns() {
   c.push_back(parameter(
       "warmup", "warm-up asked for (NaN: detected, see warmup_used)", "time", ColumnType::f64,
       [](const Task& t) { return options_of(t).warmup >= 0.0 ? options_of(t).warmup : kNaN; }));
+  c.push_back(parameter("start", "state at time 0: empty, fixed_point or counts", "",
+                        ColumnType::str,
+                        [](const Task& t) { return std::string(name_of(options_of(t).start)); }));
   c.push_back(parameter("replications", "replications asked for", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{options_of(t).replications}; }));
   c.push_back(parameter("target_rel_half_width", "target relative half-width of E[T] (0: none)", "",

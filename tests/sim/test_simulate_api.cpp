@@ -364,21 +364,23 @@ TEST(Building, Mser5FindsTheEndOfATransient) {
   std::vector<double> trace;
   for (int i = 0; i < 1000; ++i)
     trace.push_back((i < 200 ? i / 200.0 : 1.0) + (i % 2 ? 0.01 : -0.01));
-  const double warmup = mser5_warmup(trace, 2.0);  // window length 2 time units
+  const double warmup = mser5_warmup(trace, 2.0, true);  // window length 2 time units
   EXPECT_GE(warmup, 2.0 * 150);
   EXPECT_LE(warmup, 2.0 * 205);
   // Stationary from the start: no truncation needed beyond noise.
   std::vector<double> flat(1000, 3.0);
-  EXPECT_EQ(mser5_warmup(flat, 1.0), 0.0);
+  EXPECT_EQ(mser5_warmup(flat, 1.0, true), 0.0);
   // An early burst is no initialisation bias from empty: not cut (MSER-5 alone would cut it).
   std::vector<double> burst = flat;
   for (int i = 0; i < 1000; ++i) burst[static_cast<std::size_t>(i)] += (i % 2 ? 0.5 : -0.5);
   for (int i = 100; i < 150; ++i) burst[static_cast<std::size_t>(i)] += 4.0;
-  EXPECT_EQ(mser5_warmup(burst, 1.0), 0.0);
+  EXPECT_EQ(mser5_warmup(burst, 1.0, true), 0.0);
+  // From another start the bias may go either way: a high start is cut.
+  EXPECT_GE(mser5_warmup(burst, 1.0, false), 150.0);
   // The same stretch below the rest is cut.
   for (int i = 100; i < 150; ++i) burst[static_cast<std::size_t>(i)] -= 8.0;
-  EXPECT_GE(mser5_warmup(burst, 1.0), 150.0);
-  EXPECT_EQ(mser5_warmup({1.0, 2.0}, 1.0), 0.0);  // too short to judge
+  EXPECT_GE(mser5_warmup(burst, 1.0, true), 150.0);
+  EXPECT_EQ(mser5_warmup({1.0, 2.0}, 1.0, true), 0.0);  // too short to judge
 }
 
 }  // namespace

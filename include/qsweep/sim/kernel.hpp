@@ -82,7 +82,7 @@ inline constexpr int kSeriesBatches = 1024;
 inline constexpr std::array<int, 5> kTruncationBatches = {0, 64, 128, 256, 512};
 
 struct ReplicationPlan {
-  double warmup = 0.0;   // simulated time before observation starts (the system starts empty)
+  double warmup = 0.0;   // simulated time before observation starts (from options.start)
   double horizon = 0.0;  // observed time after warm-up
   int batches = 0;       // kSeriesBatches: record the series and the truncated windows; 0: none
 };
@@ -113,6 +113,15 @@ struct ReplicationStats {
   std::vector<ReplicationStats> truncated;
 };
 
+// The queue length of each server at time 0 for options.start (docs/sim.md, "Starting states"):
+// empty; the mean-field fixed point of the policy at rho = lambda / speed (jsq, jiq, random and
+// power_of_d on complete with identical speeds); or initial_counts, normalised, as counts of
+// servers by largest remainders. Servers get the lengths in ascending order of their index.
+// Throws InputError where the start does not apply; validate_start() checks that alone (no
+// allocation of N lengths).
+std::vector<std::uint32_t> start_lengths(const model::System& system, const Options& options);
+void validate_start(const model::System& system, const Options& options);
+
 // Runs replication `replication` with randomness from Rng(seed, task_id, replication).
 // Does not validate `options` (simulate() does); throws InputError if `kernel` is markov where it
 // does not apply, Error if more than kMaxJobsInSystem jobs accumulate.
@@ -121,12 +130,12 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
                                  std::uint64_t replication, const ReplicationPlan& plan,
                                  Kernel kernel = Kernel::automatic);
 
-// MSER-5 truncation point (White 1997) of a run that starts empty: the window means are grouped
-// in batches of 5 and the start d (in batches, d <= half of them) minimising the variance of the
-// remaining mean, sum_{i >= d} (b_i - mean_d)^2 / (m - d)^2, is returned as simulated time (d * 5 *
-// window). Only starts whose cut-off batches have a lower mean than the rest count: from empty the
-// initialisation bias is downwards, so cutting a high stretch would only remove a random burst.
-double mser5_warmup(const std::vector<double>& window_means, double window);
+// MSER-5 truncation point (White 1997): the window means are grouped in batches of 5 and the start
+// d (in batches, d <= half of them) minimising the variance of the remaining mean,
+// sum_{i >= d} (b_i - mean_d)^2 / (m - d)^2, is returned as simulated time (d * 5 * window).
+// from_empty: only starts whose cut-off batches have a lower mean than the rest count (from empty
+// the initialisation bias is downwards, so cutting a high stretch would only remove a burst).
+double mser5_warmup(const std::vector<double>& window_means, double window, bool from_empty);
 // The largest warm-up mser5_warmup can return for this many windows (half the batches): a
 // detected warm-up equal to it means the transient may be longer than the rule can see.
 double mser5_max_warmup(std::size_t windows, double window);

@@ -19,6 +19,13 @@ enum class Policy {
 
 enum class ServiceKind { exponential, deterministic, hyperexponential, empirical };
 
+// The state of every replication at time 0 (docs/sim.md, "Starting states").
+enum class Start {
+  empty,        // no job anywhere
+  fixed_point,  // the mean-field fixed point's queue lengths (dispatching on complete)
+  counts,       // initial_counts: the weight of servers holding k jobs, k = 0, 1, ...
+};
+
 }  // namespace qsweep::sim
 
 template <>
@@ -42,6 +49,16 @@ struct qsweep::EnumNames<qsweep::sim::ServiceKind> {
       {K::deterministic, "deterministic"},
       {K::hyperexponential, "hyperexponential"},
       {K::empirical, "empirical"},
+  }};
+};
+
+template <>
+struct qsweep::EnumNames<qsweep::sim::Start> {
+  using K = sim::Start;
+  static constexpr std::array<EnumName<K>, 3> table{{
+      {K::empty, "empty"},
+      {K::fixed_point, "fixed_point"},
+      {K::counts, "counts"},
   }};
 };
 
@@ -75,7 +92,9 @@ struct Options {
   // output analysis doubles it (docs/sim.md, "Output analysis").
   double horizon = 1e5;
   double warmup = -1.0;  // < 0: detected; >= 0: discarded first (and a detected one after it)
-  int replications = 8;  // independent replications, each from empty
+  int replications = 8;  // independent replications, each from `start`
+  Start start = Start::empty;
+  std::vector<double> initial_counts;  // start counts: weight of servers holding k = 0, 1, ... jobs
   double target_rel_half_width = 0.0;  // > 0: double the horizon until E[T] reaches it
   // Budget of one simulation: no round starts that would bring the events (arrivals and
   // departures) of all rounds beyond this (deterministic, unlike a CPU time).
@@ -91,7 +110,7 @@ struct Options {
     // and duplicate removal of src/sweep) only off its default: so the text of every task that
     // leaves it alone, and of every exact, ldp and meanfield task (which writes these options at
     // their defaults), is what it was, and results files made before still resume. Boost
-    // archives always carry max_events.
+    // archives always carry max_events. The start state (added later still) likewise.
     // `ar & a & b` is an expression; clang-format would write `ar& a& b`.
     // clang-format off
     int retired_max_replications = 256;
@@ -99,6 +118,7 @@ struct Options {
         target_rel_half_width & retired_max_replications & qmax & occupancy_max & longest_idle;
     constexpr bool boost_archive = requires { typename Archive::is_loading; };
     if (boost_archive || max_events != Options{}.max_events) ar & max_events;
+    if (boost_archive || start != Start::empty) ar & start & initial_counts;
     // clang-format on
   }
 };

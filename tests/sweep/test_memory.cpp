@@ -120,7 +120,8 @@ std::vector<Case> cases() {
         {"lambda", "0.5"},
         {"horizon", "1"},
         {"warmup", "0"},
-        {"replications", "2"}}},
+        {"replications", "2"},
+        {"max_events", "1"}}},  // one round: the peak is a replication's, whatever its length
       {"simulate redundancy",
        {{"method", "simulate"},
         {"seed", "1"},
@@ -130,7 +131,8 @@ std::vector<Case> cases() {
         {"lambda", "0.5"},
         {"horizon", "1"},
         {"warmup", "0"},
-        {"replications", "2"}}},
+        {"replications", "2"},
+        {"max_events", "1"}}},  // one round: the peak is a replication's, whatever its length
       {"ldp exact chain j=3",
        {{"method", "ldp"},
         {"seed", "1"},

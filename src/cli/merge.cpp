@@ -99,9 +99,10 @@ int merge(const MergeArgs& args, int ranks) {
   for (const run::ResultsSource& source : sources) pointers.push_back(&source);
   std::uint64_t copied = 0;
   try {
-    copied =
-        run::write_combined(output, plan, pointers, store::Provenance::now(own_command_line(), 1),
-                            lock, [&] { return signals.requested() != run::StopMode::none; });
+    for (const std::uint64_t rows :
+         run::write_combined(output, plan, pointers, store::Provenance::now(own_command_line(), 1),
+                             lock, [&] { return signals.requested() != run::StopMode::none; }))
+      copied += rows;
   } catch (const run::CombineStopped&) {
     fmt::print(stderr, "qsweep: stopped by a signal: {} was not written\n", args.output);
     return exit_code::incomplete;

@@ -18,6 +18,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 
 #include "qsweep/common/exit_codes.hpp"
 #include "qsweep/common/printable.hpp"
@@ -1078,22 +1079,89 @@ void check_same_study(const sweep::Plan& plan, const std::string& path) {
       path, printable(name), plan.source, printable(plan.name), printable(name)));
 }
 
-// Rank 0, on --resume: when the file at `path` holds another plan, or is of an earlier format
-// version, replaces it by the file of `plan` with its finished rows copied to the tasks of the
-// same key (combine.hpp), so that only the new tasks (and those not finished) run. InputError
-// when a finished task of the file is not in `plan`, or the file's rows cannot be matched.
-// False when a stop-now signal ended the growth: `path` is as it was. `lock` is its writer lock.
+// Rank 0: the results files of --reuse, each verified (combine.hpp). None may be `path`, the
+// file this run writes.
+std::vector<ResultsSource> open_reused(const std::vector<std::string>& files,
+                                       const std::string& path) {
+  std::vector<ResultsSource> reused;
+  reused.reserve(files.size());
+  for (const std::string& file : files) {
+    std::error_code error;
+    if (std::filesystem::equivalent(file, path, error))
+      throw InputError("--reuse " + file +
+                       " is the results file of this run; --resume continues it");
+    reused.push_back(open_reuse_source(file));
+  }
+  return reused;
+}
+
+// Rank 0: says how many rows each file of --reuse gave (write_combined's counts after the first
+// `own` sources, those of this study), and why when a file shares no task with `plan`.
+void report_reused(const sweep::Plan& plan, const std::vector<ResultsSource>& reused,
+                   const std::vector<std::uint64_t>& copied, std::size_t own) {
+  std::unordered_set<std::string> keys;
+  for (const sweep::Task& task : plan.tasks) keys.insert(sweep::task_key(task));
+  for (std::size_t r = 0; r < reused.size(); ++r) {
+    const ResultsSource& source = reused[r];
+    const bool shares = std::any_of(
+        source.plan.tasks.begin(), source.plan.tasks.end(), [&](const sweep::Task& task) {
+          const TaskStatus status = source.verified.statuses.at(task.id);
+          return (status == TaskStatus::done || status == TaskStatus::unstable) &&
+                 keys.contains(sweep::task_key(task));
+        });
+    std::fprintf(stderr, "qsweep: %llu finished rows reused from %s%s\n",
+                 static_cast<unsigned long long>(copied.at(own + r)), source.path.c_str(),
+                 shares ? ""
+                        : " (none of its finished tasks has a key of this plan: keys include "
+                          "the seed and every parameter)");
+  }
+}
+
+// Rank 0, on a new file with --reuse: writes the file of `plan` at `path` with the finished rows
+// of `reused` copied to the tasks of the same key. False when a stop-now signal ended the copy:
+// nothing was written. `lock` is the writer lock of `path`.
+bool create_reusing(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
+                    int ranks, const SignalWatch& signals, store::WriterLock& lock,
+                    const std::vector<ResultsSource>& reused) {
+  std::vector<const ResultsSource*> sources;
+  for (const ResultsSource& source : reused) sources.push_back(&source);
+  std::vector<std::uint64_t> copied;
+  try {
+    copied =
+        write_combined(path, plan, sources, store::Provenance::now(options.command_line, ranks),
+                       lock, [&] { return signals.requested() == StopMode::now; });
+  } catch (const CombineStopped&) {
+    std::fprintf(stderr,
+                 "qsweep: stopped by a signal while copying rows of --reuse: %s was not "
+                 "written\n",
+                 path.c_str());
+    return false;
+  }
+  report_reused(plan, reused, copied, 0);
+  return true;
+}
+
+// Rank 0, on --resume: when the file at `path` holds another plan, is of an earlier format
+// version or rows of `reused` are to be copied into it, replaces it by the file of `plan` with
+// its finished rows (and those of `reused` for the tasks it has not finished) copied to the tasks
+// of the same key (combine.hpp), so that only the new tasks (and those not finished) run.
+// InputError when a finished task of the file is not in `plan`, or the file's rows cannot be
+// matched. False when a stop-now signal ended the growth: `path` is as it was. `lock` is its
+// writer lock.
 bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
-                  int ranks, const SignalWatch& signals, store::WriterLock& lock) {
+                  int ranks, const SignalWatch& signals, store::WriterLock& lock,
+                  const std::vector<ResultsSource>& reused) {
   const store::ResultsReader reader(path);
   const std::string file_hash = reader.attribute("plan_hash");
   const std::string version = reader.attribute("format_version");
   const bool current = version == std::to_string(store::kFormatVersion);
-  if (file_hash == plan.hash && current) return true;
+  const bool same_file = file_hash == plan.hash && current;
+  if (same_file && reused.empty()) return true;
   const std::string different =
-      file_hash == plan.hash
+      same_file ? path + " cannot take rows of --reuse"
+      : file_hash == plan.hash
           ? path + " is of format version " + version + " (this qsweep writes " +
-                std::to_string(store::kFormatVersion) + ")"
+                std::to_string(store::kFormatVersion) + ") and cannot grow"
           : path + " holds the results of a different plan (plan hash " + file_hash.substr(0, 12) +
                 ", " + plan.source + " expands to " + plan.hash.substr(0, 12) + ")";
   ResultsSource source;
@@ -1101,7 +1169,7 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
     source = open_source(path);
     check_numbers_kept(source);
   } catch (const InputError& e) {
-    throw InputError(different + " and cannot grow: " + e.what() +
+    throw InputError(different + (same_file || !current ? ": " : " and cannot grow: ") + e.what() +
                      (current ? "; use --force to start it again or -o for another file" : ""));
   }
   try {
@@ -1113,10 +1181,12 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
     std::fprintf(stderr, "qsweep: %s: %zu rows failed verification and are not kept\n",
                  path.c_str(), source.verified.damaged.size());
   }
-  std::uint64_t kept = 0;
+  std::vector<const ResultsSource*> sources{&source};
+  for (const ResultsSource& other : reused) sources.push_back(&other);
+  std::vector<std::uint64_t> copied;
   try {
-    kept =
-        write_combined(path, plan, {&source}, store::Provenance::now(options.command_line, ranks),
+    copied =
+        write_combined(path, plan, sources, store::Provenance::now(options.command_line, ranks),
                        lock, [&] { return signals.requested() == StopMode::now; });
   } catch (const CombineStopped&) {
     std::fprintf(stderr,
@@ -1125,7 +1195,13 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
                  path.c_str());
     return false;
   }
-  if (file_hash == plan.hash) {
+  const std::uint64_t kept = copied.front();
+  report_reused(plan, reused, copied, 1);
+  if (same_file) {
+    std::fprintf(stderr,
+                 "qsweep: %s rewritten with the rows of --reuse (%llu finished rows kept)\n",
+                 path.c_str(), static_cast<unsigned long long>(kept));
+  } else if (file_hash == plan.hash) {
     std::fprintf(stderr,
                  "qsweep: %s rewritten from format version %s to %d (%llu finished rows kept); "
                  "running the others\n",
@@ -1380,9 +1456,13 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     if (options.resume && !exists) {
       std::fprintf(stderr, "qsweep: %s does not exist yet: starting it\n", path.c_str());
     }
+    const std::vector<ResultsSource> reused = open_reused(options.reuse, path);
     if (!create) {
       check_same_study(plan, path);
-      stopped = !grow_results(plan, path, options, comm.size(), signals, *lock);
+      stopped = !grow_results(plan, path, options, comm.size(), signals, *lock, reused);
+    } else if (!reused.empty()) {
+      stopped = !create_reusing(plan, path, options, comm.size(), signals, *lock, reused);
+      create = false;  // made by create_reusing
     }
     if (stopped) return;
     start = read_start(plan, layout, path, create, part_of_plan(plan, options));

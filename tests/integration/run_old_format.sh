@@ -50,14 +50,14 @@ mpi 2 "$QSWEEP" run format2-random.yaml -o format2-random.h5 --force --quiet
 # Exact and meanfield rows are kept: the file is rewritten in the current format, nothing runs.
 mpi 2 "$QSWEEP" run format2-exact.yaml -o format2-exact.h5 --resume 2>exact.txt >/dev/null ||
   fail "resume of an old exact file: $(cat exact.txt)"
-grep -q "format2-exact.h5 rewritten from format version 2 to 3 (5 finished rows kept)" exact.txt ||
+grep -q "format2-exact.h5 rewritten from format version 2 to 4 (5 finished rows kept)" exact.txt ||
   fail "no rewrite message: $(cat exact.txt)"
 "$PYTHON" - "$FIXTURES/format2-exact.h5" format2-exact.h5 <<'PY' || fail "tasks ran again"
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1]) as a, h5py.File(sys.argv[2]) as b:
     for name in ("wall_seconds", "rank", "attempts", "status"):  # kept, not run again
         assert np.array_equal(a["tasks/" + name][()], b["tasks/" + name][()]), name
-    assert b.attrs["format_version"] == 3 and len(set(b["tasks/key"][()])) == 5
+    assert b.attrs["format_version"] == 4 and len(set(b["tasks/key"][()])) == 5
 PY
 mpi 2 "$QSWEEP" run format2-exact.yaml -o fresh.h5 --quiet
 $CHECK same format2-exact.h5 fresh.h5
@@ -65,4 +65,5 @@ sed 's/lambda: \[0.3, 0.6\]/lambda: [0.3, 0.45, 0.6]/' format2-exact.yaml >grown
 mpi 2 "$QSWEEP" run grown.yaml -o format2-exact.h5 --resume --quiet 2>grow.txt || fail "$(cat grow.txt)"
 grep -q "grown from 5 to 7 tasks of grown.yaml (5 finished rows kept)" grow.txt || fail "$(cat grow.txt)"
 "$QSWEEP" verify format2-exact.h5 >/dev/null || fail "the grown file does not verify"
+
 echo "PASS: format version 2 files read, verify and export; resumed as far as their rows allow"

@@ -44,7 +44,10 @@ void check_output(const MergeArgs& args) {
 // The plan of the merged file: the first file's sweep, joined by the blocks of each next file
 // that hold tasks not yet in it (whole blocks: a sweep expands block by block).
 sweep::Plan merged_plan(const std::vector<run::ResultsSource>& sources) {
-  sweep::Plan merged = sources[0].plan;
+  // A version 2 file's plan may hold a task twice (sweep::BlockDuplicates): its sweep expanded now.
+  sweep::Plan merged = sources[0].format_version < 3
+                           ? sweep::parse_plan(sources[0].plan.yaml_text, sources[0].plan.source)
+                           : sources[0].plan;
   for (std::size_t s = 1; s < sources.size(); ++s) {
     const sweep::Plan& next = sources[s].plan;
     if (next.name != merged.name)

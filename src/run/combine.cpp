@@ -38,10 +38,13 @@ ResultsSource open_source(const std::string& path) {
   const store::ResultsReader reader(path);
   const std::string version = reader.attribute("format_version");
   source.format_version = std::stoull(version);  // the reader checked it is a version it reads
-  // The plan comes from the sweep file stored in the results: the file verifies itself.
+  // The plan comes from the sweep file stored in the results: the file verifies itself. A
+  // version 2 file has a row for each task its sweep repeats in another block.
   try {
     source.plan =
-        sweep::parse_plan(reader.attribute("sweep_yaml"), reader.attribute("sweep_source"));
+        sweep::parse_plan(reader.attribute("sweep_yaml"), reader.attribute("sweep_source"), {},
+                          source.format_version < 3 ? sweep::BlockDuplicates::kept
+                                                    : sweep::BlockDuplicates::left_out);
   } catch (const InputError& e) {
     throw InputError(path + ": the sweep file stored in it does not expand (" + e.what() +
                      "); damaged, or made by another qsweep version");

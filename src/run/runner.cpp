@@ -1201,12 +1201,20 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
     std::fprintf(stderr,
                  "qsweep: %s rewritten with the rows of --reuse (%llu finished rows kept)\n",
                  path.c_str(), static_cast<unsigned long long>(kept));
-  } else if (file_hash == plan.hash) {
-    std::fprintf(stderr,
-                 "qsweep: %s rewritten from format version %s to %d (%llu finished rows kept); "
-                 "running the others\n",
-                 path.c_str(), version.c_str(), store::kFormatVersion,
-                 static_cast<unsigned long long>(kept));
+  } else if (file_hash == plan.hash || (!current && source.plan.yaml_text == plan.yaml_text)) {
+    // The same sweep, of another plan hash: a version 2 file has a row for each task its sweep
+    // repeats in a later block, which the plan now holds once (sweep::BlockDuplicates).
+    const std::size_t joined = source.plan.tasks.size() > plan.tasks.size()
+                                   ? source.plan.tasks.size() - plan.tasks.size()
+                                   : 0;
+    std::fprintf(
+        stderr,
+        "qsweep: %s rewritten from format version %s to %d (%llu finished rows kept%s); "
+        "running the others\n",
+        path.c_str(), version.c_str(), store::kFormatVersion, static_cast<unsigned long long>(kept),
+        joined == 0
+            ? ""
+            : fmt::format(", {} rows of tasks an earlier block has left out", joined).c_str());
   } else {
     std::fprintf(stderr,
                  "qsweep: %s grown from %zu to %zu tasks of %s (%llu finished rows kept); "

@@ -219,6 +219,7 @@ bool create_reusing(const sweep::Plan& plan, const std::string& path, const RunO
                     int ranks, const SignalWatch& signals, store::WriterLock& lock,
                     const std::vector<ResultsSource>& reused) {
   std::vector<const ResultsSource*> sources;
+  sources.reserve(reused.size());
   for (const ResultsSource& source : reused) sources.push_back(&source);
   std::vector<std::uint64_t> copied;
   try {

@@ -44,7 +44,10 @@ void check_output(const MergeArgs& args) {
 // The plan of the merged file: the first file's sweep, joined by the blocks of each next file
 // that hold tasks not yet in it (whole blocks: a sweep expands block by block).
 sweep::Plan merged_plan(const std::vector<run::ResultsSource>& sources) {
-  sweep::Plan merged = sources[0].plan;
+  // A version 2 file's plan may hold a task twice (sweep::BlockDuplicates): its sweep expanded now.
+  sweep::Plan merged = sources[0].format_version < 3
+                           ? sweep::parse_plan(sources[0].plan.yaml_text, sources[0].plan.source)
+                           : sources[0].plan;
   for (std::size_t s = 1; s < sources.size(); ++s) {
     const sweep::Plan& next = sources[s].plan;
     if (next.name != merged.name)
@@ -99,9 +102,10 @@ int merge(const MergeArgs& args, int ranks) {
   for (const run::ResultsSource& source : sources) pointers.push_back(&source);
   std::uint64_t copied = 0;
   try {
-    copied =
-        run::write_combined(output, plan, pointers, store::Provenance::now(own_command_line(), 1),
-                            lock, [&] { return signals.requested() != run::StopMode::none; });
+    for (const std::uint64_t rows :
+         run::write_combined(output, plan, pointers, store::Provenance::now(own_command_line(), 1),
+                             lock, [&] { return signals.requested() != run::StopMode::none; }))
+      copied += rows;
   } catch (const run::CombineStopped&) {
     fmt::print(stderr, "qsweep: stopped by a signal: {} was not written\n", args.output);
     return exit_code::incomplete;

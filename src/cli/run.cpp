@@ -125,6 +125,13 @@ const CommandRegistration registration(30, [](CLI::App& app, int& exit_code) {
                    "--resume")
       ->type_name("SELECTION")
       ->check(non_empty("a selection"));
+  command
+      ->add_option("--reuse", args->options.reuse,
+                   "copy the finished rows of this results file of another study (any name) to "
+                   "the tasks of the same key instead of computing them; its rows must verify "
+                   "(repeated: several files, the first that has a task gives it)")
+      ->type_name("FILE")
+      ->check(non_empty("a results file"));
   command->footer(
       "Exit codes: 0 all tasks done (or unstable; of the part, with --shard or --select), 1 "
       "runtime error (the job ended with MPI_Abort), "

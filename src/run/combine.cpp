@@ -36,10 +36,15 @@ ResultsSource open_source(const std::string& path) {
   ResultsSource source;
   source.path = path;
   const store::ResultsReader reader(path);
-  // The plan comes from the sweep file stored in the results: the file verifies itself.
+  const std::string version = reader.attribute("format_version");
+  source.format_version = std::stoull(version);  // the reader checked it is a version it reads
+  // The plan comes from the sweep file stored in the results: the file verifies itself. A
+  // version 2 file has a row for each task its sweep repeats in another block.
   try {
     source.plan =
-        sweep::parse_plan(reader.attribute("sweep_yaml"), reader.attribute("sweep_source"));
+        sweep::parse_plan(reader.attribute("sweep_yaml"), reader.attribute("sweep_source"), {},
+                          source.format_version < 3 ? sweep::BlockDuplicates::kept
+                                                    : sweep::BlockDuplicates::left_out);
   } catch (const InputError& e) {
     throw InputError(path + ": the sweep file stored in it does not expand (" + e.what() +
                      "); damaged, or made by another qsweep version");
@@ -51,14 +56,12 @@ ResultsSource open_source(const std::string& path) {
                      "; damaged, or made by a qsweep version whose methods give other numbers for "
                      "its tasks (docs/sweep-format.md, \"Plan hash and file digest\")");
   }
-  const std::string version = reader.attribute("format_version");
-  source.format_version = std::stoull(version);  // the reader checked it is a version it reads
   source.layout.emplace(results_layout(source.plan, static_cast<int>(source.format_version)));
   source.verified = verify_results(path, source.plan, *source.layout);
   return source;
 }
 
-void check_numbers_kept(const ResultsSource& source) {
+void check_numbers_kept(const ResultsSource& source, const std::string& advice) {
   if (source.format_version >= 3) return;
   std::uint64_t random = 0;
   std::uint64_t first = 0;
@@ -73,10 +76,32 @@ void check_numbers_kept(const ResultsSource& source) {
   throw InputError(fmt::format(
       "{} was made by a qsweep that keyed random streams by a task's position in the plan (format "
       "version {}), so its {} finished simulate and ldp rows (the first: task {}, {}) cannot be "
-      "matched by content; the file still reads, verifies and exports: to continue the study, run "
-      "it again with --force, or into another file with -o",
-      source.path, source.format_version, random, first,
-      sweep::describe(source.plan.tasks[first])));
+      "matched by content; the file still reads, verifies and exports: {}",
+      source.path, source.format_version, random, first, sweep::describe(source.plan.tasks[first]),
+      advice));
+}
+
+ResultsSource open_reuse_source(const std::string& path) {
+  ResultsSource source;
+  try {
+    source = open_source(path);
+    check_numbers_kept(source, "reuse a file made since, or run these tasks here");
+  } catch (const InputError& e) {
+    throw InputError(std::string("--reuse ") + e.what());
+  }
+  const store::Verification& verified = source.verified;
+  if (!verified.damaged.empty()) {
+    throw InputError(fmt::format(
+        "--reuse {}: {} rows fail verification (the first: {}); a file to reuse must verify: "
+        "`qsweep verify {}` lists them, qsweep run --resume of its own sweep runs them again",
+        path, verified.damaged.size(), verified.damage.front(), path));
+  }
+  const store::ResultsReader reader(path);
+  source.reused_from =
+      store::fit_text(fmt::format("{} (study '{}', created {})", path,
+                                  reader.attribute("sweep_name"), reader.attribute("created")),
+                      sweep::kReusedFromWidth - 1);
+  return source;
 }
 
 void check_kept(const sweep::Plan& to, const std::string& to_name, const ResultsSource& from) {
@@ -94,10 +119,11 @@ void check_kept(const sweep::Plan& to, const std::string& to_name, const Results
   }
 }
 
-std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
-                             const std::vector<const ResultsSource*>& sources,
-                             const store::Provenance& provenance, store::WriterLock& lock,
-                             const std::function<bool()>& stop_now) {
+std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
+                                          const std::vector<const ResultsSource*>& sources,
+                                          const store::Provenance& provenance,
+                                          store::WriterLock& lock,
+                                          const std::function<bool()>& stop_now) {
   // Each source's finished rows by task content (the first row of a content).
   std::vector<std::unordered_map<std::string, std::uint64_t>> rows_of(sources.size());
   for (std::size_t s = 0; s < sources.size(); ++s) {
@@ -110,7 +136,12 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
   const store::Layout layout = results_layout(plan);
   const std::string temporary = path + std::string(store::kCombinedSuffix);
   create_results_file(temporary, plan, layout, provenance, MPI_COMM_SELF, &lock);
-  std::uint64_t copied = 0;
+  std::vector<std::uint64_t> copied(sources.size(), 0);
+  const std::vector<store::ColumnLayout>& task_columns = layout.task_columns();
+  const auto reused_from_column = static_cast<std::size_t>(
+      std::find_if(task_columns.begin(), task_columns.end(),
+                   [](const store::ColumnLayout& c) { return c.spec.name == "reused_from"; }) -
+      task_columns.begin());
   try {
     store::ResultsFile file(temporary, layout, MPI_COMM_SELF);
     std::vector<std::unique_ptr<store::StoredRows>> readers;
@@ -140,7 +171,9 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
         std::sort(wanted[s].begin(), wanted[s].end());
         wanted[s].erase(std::unique(wanted[s].begin(), wanted[s].end()), wanted[s].end());
         for (store::StoredRow& row : readers[s]->read(wanted[s])) {
-          row.rows.task.cells.resize(layout.task_columns().size());  // a version 2 row has no key
+          // An older file's row lacks the last cells: its key (a parameter, from the plan) and
+          // reused_from (empty: computed in that file's study).
+          row.rows.task.cells.resize(task_columns.size(), std::string());
           stored[s].emplace(row.id, row);
         }
       }
@@ -167,7 +200,7 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
           if (!column.empty())
             throw InputError(fmt::format(
                 "task {} ({}; key {}) has other results in {} (its task {}) than in {} (its task "
-                "{}): /{}/{} differs; files of one study hold the same results for the same task",
+                "{}): /{}/{} differs; a task (a key) has the same results in every file",
                 t, sweep::describe(task), sweep::task_key(task), sources[held[h].source]->path,
                 held[h].id, sources[held[0].source]->path, held[0].id, table, column));
         }
@@ -175,6 +208,10 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
         row.id = t;
         row.rows.task = store::with_parameters(layout.task_columns(), sweep::make_task_row(task),
                                                kept.rows.task);
+        if (const std::string& reused_from = sources[held[0].source]->reused_from;
+            !reused_from.empty())
+          row.rows.task.cells.at(reused_from_column) = reused_from;
+        ++copied[held[0].source];
         row.rows.group = store::with_parameters(group, sweep::make_row(task, {}), kept.rows.group);
         if (const std::string misfit = layout.misfit(t, row.rows.group); !misfit.empty())
           throw std::logic_error("a copied row does not fit task " + std::to_string(t) + ": " +
@@ -188,7 +225,6 @@ std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
       if (rows.empty()) continue;
       file.write_attempts(ids, attempts);
       file.write_finished(rows);
-      copied += rows.size();
     }
     file.close();
   } catch (...) {

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "qsweep/exact/lattice_array.hpp"
+#include "qsweep/exact/kept_memory.hpp"
 #include "qsweep/run/memory.hpp"
 
 namespace qsweep::run {
@@ -39,7 +39,7 @@ struct Engine::Shared {
 
 bool may_reuse_kept_block(sweep::Method method, double estimated_bytes) {
   return method == sweep::Method::exact &&
-         estimated_bytes >= static_cast<double>(exact::kept_block_bytes());
+         estimated_bytes >= static_cast<double>(exact::kept_memory_bytes());
 }
 
 sweep::TaskOutcome run_guarded(const TaskFunction& run_task, const sweep::Task& task) {
@@ -155,7 +155,7 @@ void Engine::compute_loop(const std::shared_ptr<Shared>& shared) {
       sweep::TaskOutcome outcome;
       try {
         shared->hold.wait_for_release(task.id);  // before the clock starts: not the task's time
-        if (!may_reuse_kept_block(task.method(), task.memory)) exact::release_kept_block();
+        if (!may_reuse_kept_block(task.method(), task.memory)) exact::release_kept_memory();
         outcome = run_guarded(shared->run_task, task);
         if (task.memory >= kReleaseAfterBytes) release_free_memory();
       } catch (const std::exception& e) {

@@ -16,8 +16,8 @@
 #include <stdexcept>
 
 #include "qsweep/common/error.hpp"
-#include "qsweep/exact/lattice_array.hpp"  // kept_block_resident_bytes
-#include "qsweep/sweep/cost.hpp"           // memory_text
+#include "qsweep/exact/kept_memory.hpp"
+#include "qsweep/sweep/cost.hpp"  // memory_text
 
 namespace qsweep::run {
 namespace {
@@ -79,7 +79,7 @@ ProcessSizes process_sizes() {
   const auto page = static_cast<double>(sysconf(_SC_PAGESIZE));
   return {static_cast<double>(size) * page,
           std::max(static_cast<double>(resident) * page -
-                       static_cast<double>(exact::kept_block_resident_bytes()),
+                       static_cast<double>(exact::kept_memory_resident_bytes()),
                    0.0)};
 }
 

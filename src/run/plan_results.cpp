@@ -9,14 +9,16 @@
 namespace qsweep::run {
 namespace {
 
-// The /tasks columns of a file of `format_version`: version 2 has those before `key` (the last).
+// The /tasks columns of a file of `format_version`: version 3 has those before `reused_from` (the
+// last), version 2 also lacks `key` (the one before).
 std::vector<ColumnSpec> task_columns(int format_version) {
   std::vector<ColumnSpec> columns = sweep::task_columns();
+  if (format_version < 4) columns.pop_back();
   if (format_version < 3) columns.pop_back();
   return columns;
 }
 
-// The planned rows of the layout's tables (a file of version 2 has no key cell).
+// The planned rows of the layout's tables (an older file has fewer /tasks cells).
 store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& layout) {
   const std::size_t cells = layout.task_columns().size();
   return {[&plan, cells](std::uint64_t id) {

@@ -1,6 +1,7 @@
 #include "qsweep/store/verify.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -44,8 +45,8 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
                          const PlannedRows& planned) {
   if (file.attribute("format") != kFormatName) file.damaged("not a qsweep results file");
   const std::string version = file.attribute("format_version");
-  if (version != std::to_string(kFormatVersion) &&
-      version != std::to_string(kOldestVerifiedVersion)) {
+  const int number = std::atoi(version.c_str());
+  if (number < kOldestVerifiedVersion || number > kFormatVersion) {
     throw InputError(path + " is a results file of format version " + version +
                      ", which has no row checksums; this qsweep verifies versions " +
                      std::to_string(kOldestVerifiedVersion) + " to " +

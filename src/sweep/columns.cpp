@@ -95,6 +95,13 @@ const std::vector<TaskColumn>& task_table() {
                  "Philox(key, replication)",
                  true, kKeyWidth),
        [](const Task& t, const TaskOutcome&, int) -> CellValue { return task_key(t); }},
+      // Last: files of format version 3 have the columns before it (plan_results.cpp). Written
+      // only where a row is copied from another study's file (run --reuse).
+      {{"reused_from",
+        "where the row was copied from by run --reuse: the source file, its study and when it "
+        "was created (empty: computed for this file's study)",
+        "", ColumnType::str, false, kReusedFromWidth, true},
+       [](const Task&, const TaskOutcome&, int) -> CellValue { return std::string(); }},
   };
   return table;
 }

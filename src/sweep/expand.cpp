@@ -385,8 +385,11 @@ void expand_block(const BlockInput& block, PlanState& state) {
   const MethodAdapter& method = method_adapter(block.method);
   PointContext context(*grid, state.on_unstable_error);  // its memo lives through the block
   std::vector<bool> used(grid->axes().size(), false);
-  // Sized for every block's grid (a plan from flags is one block).
-  if (!state.seen)
+  // Sized for every block's grid (a plan from flags is one block), or for this block's when
+  // duplicates of earlier blocks are kept.
+  if (state.block_duplicates == BlockDuplicates::kept)
+    state.seen = std::make_shared<SeenTasks>(grid->points());
+  else if (!state.seen)
     state.seen = std::make_shared<SeenTasks>(std::max(state.planned, grid->points()));
   SeenTasks& seen = *state.seen;
   const NoFormulas no_formulas;  // the plan keeps the estimates' numbers only

@@ -65,9 +65,11 @@ struct PlanState {
   PlanTasks tasks;
   PlanHasher hash;
   std::vector<std::uint64_t> unstable_tasks;
-  // The content of every task so far, by task id: a plan holds each computation once.
+  // The content of every task so far (of the block, with BlockDuplicates::kept), by task id: a
+  // plan holds each computation once.
   std::shared_ptr<SeenTasks> seen;
-  std::uint64_t duplicates = 0;   // Plan::duplicates
+  std::uint64_t duplicates = 0;  // Plan::duplicates
+  BlockDuplicates block_duplicates = BlockDuplicates::left_out;
   std::uint64_t list_bytes = 0;   // of the tasks so far, see kMaxPlanListBytes
   std::function<bool()> stopped;  // empty: never
 };

@@ -88,7 +88,7 @@ void finish(Plan& plan, detail::PlanState& state) {
 }  // namespace
 
 Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
-                const std::function<bool()>& stopped) {
+                const std::function<bool()>& stopped, BlockDuplicates duplicates) {
   const Locator loc = Locator::in_file(source_name);
   Plan plan;
   plan.source = source_name;
@@ -147,6 +147,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
   detail::PlanState state;
   state.max_tasks = kDefaultMaxTasks;
   state.stopped = stopped;
+  state.block_duplicates = duplicates;
   if (const YAML::Node* node = value_of("max_tasks")) {
     const std::string expected = fmt::format(
         "an integer in [1, {}] (every rank holds the plan, about 50 bytes per task)", kMaxMaxTasks);

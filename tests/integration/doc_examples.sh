@@ -286,6 +286,10 @@ not_run docs/running.md "qsweep: warning: cannot remove results/ring.h5.lock" \
   "needs a directory made read-only during a run: tests/integration/run_companions.sh checks this message"
 not_run docs/running.md "qsweep: error: results/my-study.h5 holds the results of a different plan" \
   "needs a finished study and an edit: tests/integration/run_grow.sh and run_keys.sh check this message"
+not_run docs/running.md "qsweep: error: --reuse alpha-copy.h5: 1 rows fail verification" \
+  "needs a damaged file of another study: tests/integration/run_reuse.sh checks this message"
+not_run docs/running.md "qsweep: 3 finished rows reused from alpha.h5" \
+  "needs two studies that share tasks: tests/integration/run_reuse.sh checks this message"
 not_run docs/running.md "qsweep: shard 2/3: 4 of the 11 tasks of study.yaml" \
   "needs a sweep of 11 tasks: tests/integration/run_parts.sh checks these messages"
 not_run docs/running.md "qsweep: results/ring.h5: 3 of 240 rows failed verification" \

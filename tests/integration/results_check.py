@@ -32,9 +32,10 @@ import h5py
 import numpy as np
 
 # Columns that legitimately differ between runs of the same plan.
-# Timing and placement differ between runs; the row checksum covers them, so it differs too.
-TIMING = {"/tasks/wall_seconds", "/tasks/rank", "/tasks/checksum", "/simulate/events_per_second",
-          "/ldp/cpu_seconds"}
+# Timing and placement differ between runs, and where a row was copied from (run --reuse); the row
+# checksum covers them, so it differs too.
+TIMING = {"/tasks/wall_seconds", "/tasks/rank", "/tasks/checksum", "/tasks/reused_from",
+          "/simulate/events_per_second", "/ldp/cpu_seconds"}
 DONE = 1
 
 

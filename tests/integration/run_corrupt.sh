@@ -53,7 +53,8 @@ with h5py.File("damaged.h5", "r") as f:
             size = d.dtype.itemsize
             for k in range(width):
                 cells.append((task, name, d.id.get_offset() + (index * width + k) * size, size))
-        for name in ["id", "method", "block", "seed", "status", "error", "warning", "wall_seconds", "rank"]:
+        for name in ["id", "method", "block", "seed", "status", "error", "warning", "wall_seconds", "rank",
+                     "reused_from"]:
             add("tasks/" + name, task)
         method = f["tasks/method"][task].decode()
         g = f[method]

@@ -80,7 +80,8 @@ with h5py.File(sys.argv[1], "r+") as f:
     task = int(g["task_id"][0])
     one = slice(task, task + 1)
     parts = [t[n][one].tobytes() for n in ("id", "method", "block", "seed", "key", "status",
-                                           "error", "warning", "wall_seconds", "rank")]
+                                           "error", "warning", "wall_seconds", "rank",
+                                           "reused_from")]
     names = [n for n in g if not h5py.h5ds.is_scale(g[n].id)]
     for n in names:
         if n.endswith(("_offset", "_count")) and n.rsplit("_", 1)[0] in names:

@@ -2,7 +2,8 @@
 # Results files made before tasks had keys (format version 2; docs/results-layout.md, "Older
 # files"): the fixtures in tests/integration/fixtures were made by qsweep 0cec410 (`mpirun -n 2
 # qsweep run SWEEP -o FILE`, the sweeps stored in them): format2-exact.h5 (exact and meanfield
-# tasks) and format2-random.h5 (exact and simulate tasks). Both still show in status and export;
+# tasks), format2-random.h5 (exact and simulate tasks) and format2-duplicates.h5 (a task listed in
+# two blocks: two rows). All still show in status and export;
 # the first verifies, the second's simulate tasks give other numbers since (numbers version 3), so
 # verify refuses it in one line. --resume and merge of the one with simulate rows are refused with what to do, the file
 # untouched; the other is rewritten in the current format with its rows kept (nothing runs), then
@@ -50,14 +51,14 @@ mpi 2 "$QSWEEP" run format2-random.yaml -o format2-random.h5 --force --quiet
 # Exact and meanfield rows are kept: the file is rewritten in the current format, nothing runs.
 mpi 2 "$QSWEEP" run format2-exact.yaml -o format2-exact.h5 --resume 2>exact.txt >/dev/null ||
   fail "resume of an old exact file: $(cat exact.txt)"
-grep -q "format2-exact.h5 rewritten from format version 2 to 3 (5 finished rows kept)" exact.txt ||
+grep -q "format2-exact.h5 rewritten from format version 2 to 4 (5 finished rows kept)" exact.txt ||
   fail "no rewrite message: $(cat exact.txt)"
 "$PYTHON" - "$FIXTURES/format2-exact.h5" format2-exact.h5 <<'PY' || fail "tasks ran again"
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1]) as a, h5py.File(sys.argv[2]) as b:
     for name in ("wall_seconds", "rank", "attempts", "status"):  # kept, not run again
         assert np.array_equal(a["tasks/" + name][()], b["tasks/" + name][()]), name
-    assert b.attrs["format_version"] == 3 and len(set(b["tasks/key"][()])) == 5
+    assert b.attrs["format_version"] == 4 and len(set(b["tasks/key"][()])) == 5
 PY
 mpi 2 "$QSWEEP" run format2-exact.yaml -o fresh.h5 --quiet
 $CHECK same format2-exact.h5 fresh.h5
@@ -65,4 +66,33 @@ sed 's/lambda: \[0.3, 0.6\]/lambda: [0.3, 0.45, 0.6]/' format2-exact.yaml >grown
 mpi 2 "$QSWEEP" run grown.yaml -o format2-exact.h5 --resume --quiet 2>grow.txt || fail "$(cat grow.txt)"
 grep -q "grown from 5 to 7 tasks of grown.yaml (5 finished rows kept)" grow.txt || fail "$(cat grow.txt)"
 "$QSWEEP" verify format2-exact.h5 >/dev/null || fail "the grown file does not verify"
+
+# A sweep that lists a task in two blocks had a row for each (format2-duplicates.h5: lambda 0.6 in
+# both); the plan holds it once since. The file's own plan keeps both rows to read it: status,
+# verify and export work, and --resume rewrites it with one row per task (nothing runs).
+cp "$FIXTURES/format2-duplicates.h5" .
+"$QSWEEP" status format2-duplicates.h5 >status.txt || fail "status: $(cat status.txt)"
+"$QSWEEP" verify format2-duplicates.h5 >verify.txt || fail "verify: $(cat verify.txt)"
+grep -q "verified:    4 finished rows" verify.txt && grep -q "damaged:     0" verify.txt ||
+  fail "verify of the two-block file: $(cat verify.txt)"
+mkdir -p csv-duplicates
+"$QSWEEP" export format2-duplicates.h5 --dir csv-duplicates/ >/dev/null || fail "export"
+[ "$(grep -c . csv-duplicates/exact.csv)" -eq 5 ] || fail "export: $(cat csv-duplicates/exact.csv)"
+"$QSWEEP" status format2-duplicates.h5 --yaml >format2-duplicates.yaml
+mpi 2 "$QSWEEP" run format2-duplicates.yaml -o format2-duplicates.h5 --resume 2>dup.txt >/dev/null ||
+  fail "resume of the two-block file: $(cat dup.txt)"
+grep -q "format2-duplicates.h5 rewritten from format version 2 to 4 (3 finished rows kept, 1 rows of tasks an earlier block has left out)" dup.txt ||
+  fail "no rewrite message: $(cat dup.txt)"
+"$PYTHON" - "$FIXTURES/format2-duplicates.h5" format2-duplicates.h5 <<'PY' || fail "tasks ran again"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1]) as a, h5py.File(sys.argv[2]) as b:
+    assert a["tasks/id"].shape == (4,) and b["tasks/id"].shape == (3,)
+    assert list(b["exact/lambda"][()]) == [0.3, 0.6, 0.9], b["exact/lambda"][()]
+    for name in ("wall_seconds", "rank", "attempts", "status"):  # rows 0, 1 and 3 (1 and 2: 0.6)
+        assert np.array_equal(a["tasks/" + name][()][[0, 1, 3]], b["tasks/" + name][()]), name
+    assert np.array_equal(a["exact/EQ"][()][[0, 1, 3]], b["exact/EQ"][()])
+PY
+mpi 2 "$QSWEEP" run format2-duplicates.yaml -o fresh-duplicates.h5 --quiet
+$CHECK same format2-duplicates.h5 fresh-duplicates.h5
+
 echo "PASS: format version 2 files read, verify and export; resumed as far as their rows allow"

@@ -64,6 +64,22 @@ TEST(TaskKey, APlanHoldsEachKeyOnce) {
   EXPECT_EQ(task_key(before.tasks[2]), task_key(plan_of(more + kSimulate).tasks[3]));
 }
 
+TEST(TaskKey, ThePlanOfAFormatVersion2FileKeepsRepeatsOfEarlierBlocks) {
+  // As plans were before tasks had keys: a task of an earlier block is kept again in its block
+  // (a row of such a file).
+  const std::string text =
+      "name: key-test\nseed: 3\nblocks:\n" + std::string(kExact) +
+      std::string(kExact).replace(std::string(kExact).find("0.3, 0.6"), 8, "0.6, 0.9");
+  const Plan now = parse_plan(text, "t.yaml");
+  const Plan then = parse_plan(text, "t.yaml", {}, BlockDuplicates::kept);
+  ASSERT_EQ(now.tasks.size(), 3U);
+  ASSERT_EQ(then.tasks.size(), 4U);
+  EXPECT_EQ(task_key(then.tasks[1]), task_key(then.tasks[2]));  // lambda 0.6, blocks 0 and 1
+  EXPECT_EQ(then.tasks[2].block, 1);
+  EXPECT_EQ(describe(then.tasks[3]), "exact ring N=4 lambda=0.9 qmax=5");
+  EXPECT_NE(now.hash, then.hash);
+}
+
 TEST(TaskKey, AJoinedSweepExpandsToBothPlans) {
   const Plan first = plan_of(kExact);
   const std::string second_text =

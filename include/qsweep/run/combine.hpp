@@ -26,6 +26,9 @@ struct ResultsSource {
   std::optional<store::Layout> layout;
   store::Verification verified;
   std::uint64_t format_version = 0;
+  // Empty for a file of the study being written (grown or merged); for a file of another study
+  // (run --reuse), the text written into /tasks/reused_from of each row copied from it.
+  std::string reused_from;
 };
 
 // Expands the sweep stored in the results file at `path` and verifies every row. InputError if
@@ -40,8 +43,17 @@ void check_kept(const sweep::Plan& to, const std::string& to_name, const Results
 
 // Checks that the finished rows of `source` can be matched by content: a file of format version
 // 2 keyed the random streams of simulate and ldp tasks by their position, so one with such rows
-// finished is refused (InputError saying what to do); its exact and meanfield rows are kept.
-void check_numbers_kept(const ResultsSource& source);
+// finished is refused (InputError ending with `advice`, what to do); its exact and meanfield rows
+// are kept.
+void check_numbers_kept(const ResultsSource& source, const std::string& advice =
+                                                         "to continue the study, run it again with "
+                                                         "--force, or into another file with -o");
+
+// Opens the results file at `path` as a source of rows for another study (run --reuse): every
+// row must verify. InputError, one line, for a file that does not verify, whose stored sweep
+// does not expand to its plan hash (another qsweep version's numbers), or of format version 2
+// with finished simulate or ldp rows.
+ResultsSource open_reuse_source(const std::string& path);
 
 // Thrown by write_combined when `stop_now` asked it to stop: the new file was removed and `path`
 // is as it was.
@@ -59,11 +71,14 @@ class CombineStopped : public std::runtime_error {
 // pieces of rows: when it says yes (a stop signal), the new file is removed and CombineStopped
 // thrown, so a stopped job ends without waiting for a long copy and leaves nothing behind.
 // One process (MPI_COMM_SELF), holding `lock`, the writer lock of `path`, which holds the new file
-// too. Returns how many rows were copied.
-std::uint64_t write_combined(const std::string& path, const sweep::Plan& plan,
-                             const std::vector<const ResultsSource*>& sources,
-                             const store::Provenance& provenance, store::WriterLock& lock,
-                             const std::function<bool()>& stop_now);
+// too. A row taken from a source with `reused_from` gets that text in /tasks/reused_from; other
+// rows keep theirs. Returns how many rows were copied from each source (in the order of
+// `sources`; a row held by several counts for the first).
+std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
+                                          const std::vector<const ResultsSource*>& sources,
+                                          const store::Provenance& provenance,
+                                          store::WriterLock& lock,
+                                          const std::function<bool()>& stop_now);
 
 // The files a killed job may leave beside the results file `path`: "<path>.partial" (a file
 // being created), "<path>.combined" and its ".partial" (a growth or merge). Only the holder of

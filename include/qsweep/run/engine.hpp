@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "qsweep/exact/lattice_array.hpp"
+#include "qsweep/exact/kept_memory.hpp"
 #include "qsweep/run/plan_results.hpp"
 #include "qsweep/run/test_hold.hpp"
 #include "qsweep/sweep/execute.hpp"
@@ -50,17 +50,17 @@ class Engine {
   static void compute_loop(const std::shared_ptr<Shared>& shared);
   // The exact general engine's block stays mapped between tasks while the Engine lives, so that
   // only a worker's first task pays its page faults (docs/running.md, "Memory").
-  exact::KeepZeroedBlocks keep_blocks_;
+  exact::KeptMemory kept_memory_;
   std::shared_ptr<Shared> shared_;
   std::thread thread_;
   bool busy_ = false;
   bool left_task_running_ = false;
 };
 
-// The block the exact engine kept from a rank's previous task (Engine::keep_blocks_) counts in the
+// The block the exact engine kept from a rank's previous task (Engine::kept_memory_) counts in the
 // memory of the task that reuses it: only an exact task estimated at least as large may; before
 // any other task starts, and before a rank reports a batch without such a task next, the block
-// is released (exact::release_kept_block).
+// is released (exact::release_kept_memory).
 bool may_reuse_kept_block(sweep::Method method, double estimated_bytes);
 
 // Runs `run_task` on `task`, timing it and turning an exception into a failed outcome.

@@ -31,7 +31,7 @@ MachineMemory machine_memory(const std::string& proc = "/proc",
 std::optional<MachineMemory> address_space_limit();
 
 // Resident now (VmRSS, read from /proc/self/statm, less the resident part of the block the exact
-// engine keeps for the next task: exact::kept_block_resident_bytes()) and peak resident (VmHWM
+// engine keeps for the next task: exact::kept_memory_resident_bytes()) and peak resident (VmHWM
 // of /proc/self/status), in bytes; 0 if unreadable.
 double resident_bytes();
 double peak_resident_bytes();

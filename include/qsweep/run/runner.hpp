@@ -40,6 +40,9 @@ struct RunOptions {
   // and matching any of these selections run; the file holds the whole plan, the rest pending.
   Shard shard;
   std::vector<std::string> select;
+  // Results files of other studies whose finished rows are copied to the tasks of the same key
+  // instead of being computed (docs/running.md, "Reusing another study's results").
+  std::vector<std::string> reuse;
 };
 
 struct RunResult {

@@ -35,7 +35,8 @@ inline constexpr double kMaxStoredTypes = 10'000;
 Row make_row(const Task& task, const TaskOutcome& outcome);
 
 // /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed,
-// key) come from the plan; the rest from the outcome and the rank that ran it. The store adds its
+// key) come from the plan; the rest from the outcome and the rank that ran it (reused_from is
+// empty: write_combined fills it for a row copied from another study). The store adds its
 // own bookkeeping columns (attempts, checksum) after these.
 const std::vector<ColumnSpec>& task_columns();
 // The row of a task run by `rank` with `outcome`.
@@ -51,5 +52,6 @@ inline constexpr std::size_t kMethodWidth = 16;
 inline constexpr std::size_t kErrorWidth = 256;
 inline constexpr std::size_t kWarningWidth = 192;
 inline constexpr std::size_t kKeyWidth = 33;  // task_key's 32 hex digits and the NUL
+inline constexpr std::size_t kReusedFromWidth = 256;
 
 }  // namespace qsweep::sweep

@@ -117,7 +117,8 @@ struct Plan {
   std::string output_location;
   std::uint64_t seed = 0;
   bool on_unstable_error = false;  // `on_unstable: error`
-  PlanTasks tasks;                 // tasks[i].id == i; no two with the same task_key
+  // tasks[i].id == i; no two with the same task_key (but with BlockDuplicates::kept)
+  PlanTasks tasks;
   // Where each block is, for messages about a whole task: "FILE:LINE:COLUMN" (Task::block
   // indexes it), "qsweep eval" for a plan from flags.
   std::vector<std::string> block_locations;
@@ -152,9 +153,14 @@ class PlanStopped : public std::runtime_error {
 // Reads, validates and expands a sweep file. Throws InputError with a one-line message
 // "FILE:LINE:COLUMN: what is wrong; what was expected" for any bad input. Touches no other file.
 // `stopped`, if given, is asked before each task is made: true ends planning with PlanStopped.
+// A task whose key an earlier block has: left out (a plan holds each computation once), or kept
+// as plans were before tasks had keys (format version 2 files: their rows are those of the plan
+// then, so the plan of such a file's stored sweep keeps them to verify and read it).
+enum class BlockDuplicates { left_out, kept };
 Plan load_plan(const std::string& path);
 Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
-                const std::function<bool()>& stopped = {});
+                const std::function<bool()>& stopped = {},
+                BlockDuplicates duplicates = BlockDuplicates::left_out);
 
 // `qsweep eval`: a one-task plan from command-line flags, with the keys and the validation of a
 // sweep block. Each flag's text is read as YAML ("8", "[1, 2, 3]", "[{servers: [1, 2], p: 1}]");

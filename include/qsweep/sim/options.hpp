@@ -19,6 +19,11 @@ enum class Policy {
 
 enum class ServiceKind { exponential, deterministic, hyperexponential, empirical };
 
+// Keys that may be left out of a task's random streams (sweep key common_random_numbers): bits
+// of Options::common_random_numbers. Both change only how jobs are routed, never the arrival
+// process or the service law.
+enum class CommonRandomKey : unsigned { policy = 1, policy_d = 2 };
+
 }  // namespace qsweep::sim
 
 template <>
@@ -42,6 +47,15 @@ struct qsweep::EnumNames<qsweep::sim::ServiceKind> {
       {K::deterministic, "deterministic"},
       {K::hyperexponential, "hyperexponential"},
       {K::empirical, "empirical"},
+  }};
+};
+
+template <>
+struct qsweep::EnumNames<qsweep::sim::CommonRandomKey> {
+  using K = sim::CommonRandomKey;
+  static constexpr std::array<EnumName<K>, 2> table{{
+      {K::policy, "policy"},
+      {K::policy_d, "policy_d"},
   }};
 };
 
@@ -82,6 +96,10 @@ struct Options {
   double max_events = 1e9;
   int qmax = 0;           // P(Q = q) histogram for q = 0..qmax
   int occupancy_max = 0;  // fraction of servers with >= i jobs (replicas), i = 1..occupancy_max
+  // Bits of CommonRandomKey (docs/sim.md, "Common random numbers"): nonzero couples the streams,
+  // arrivals and services drawn apart from the policy's draws, with a uniformized race.
+  unsigned common_random_numbers = 0;
+  bool coupled_streams() const { return common_random_numbers != 0; }
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
@@ -99,6 +117,7 @@ struct Options {
         target_rel_half_width & retired_max_replications & qmax & occupancy_max & longest_idle;
     constexpr bool boost_archive = requires { typename Archive::is_loading; };
     if (boost_archive || max_events != Options{}.max_events) ar & max_events;
+    if (boost_archive || common_random_numbers != 0) ar & common_random_numbers;
     // clang-format on
   }
 };

@@ -104,6 +104,75 @@ def load_group(path, group, statuses=("done",)):
     return table
 
 
+def paired_difference(path, by, a, b, estimate="ET", level=0.95):
+    """The paired difference of a simulate estimate between tasks that differ only in `by`.
+
+    For every finished simulate row with `by` == a, the row with `by` == b and the same other
+    parameters (the columns before EQ, the `policy_d` of other policies aside when `by` is
+    "policy"), the differences of their per-replication estimates (`ET_replications` or
+    `EQ_replications`: replication r of both) give a Student t interval. With
+    `common_random_numbers` listing `by` the two rows ran on the same arrivals and services, so the
+    difference is much more precise than the rows' own intervals suggest; without, the pairs are
+    independent and the interval is still valid (docs/sim.md, "Common random numbers").
+
+    Returns one dict per pair: task_id_a, task_id_b, difference (mean a - b), half_width (at
+    `level`), replications, correlation (of the pair's replication estimates), unpaired_half_width
+    (what independent runs of the same length would give), common (whether the pair shared its
+    streams), and the matched parameters under "parameters". Needs scipy (python3-scipy).
+    """
+    from scipy import stats
+
+    table = load_group(path, "simulate")
+    names = list(table.keys())
+    if by not in names:
+        raise KeyError(f"no column '{by}'; columns: {', '.join(names)}")
+    per_replication = f"{estimate}_replications"
+    if per_replication not in table:
+        raise KeyError(f"{path}: no column '{per_replication}' (a file made before per-replication "
+                       f"estimates were stored, or an estimate other than ET and EQ)")
+    ignored = {"task_id", "status", "error", by} | ({"policy_d"} if by == "policy" else set())
+    parameters = [n for n in names[:names.index("EQ")] if n not in ignored]
+
+    def key(row):
+        values = []
+        for name in parameters:
+            value = table[name][row]
+            value = np.asarray(value)
+            values.append(tuple(np.where(np.isnan(value), -np.inf, value).ravel().tolist())
+                          if value.dtype.kind == "f" else tuple(value.ravel().tolist()))
+        return tuple(values)
+
+    rows_b = {}
+    for row in np.flatnonzero(_matches(table[by], b)):
+        rows_b.setdefault(key(row), []).append(row)
+    pairs = []
+    for row_a in np.flatnonzero(_matches(table[by], a)):
+        for row_b in rows_b.get(key(row_a), []):
+            x = np.asarray(table[per_replication][row_a], dtype=float)
+            y = np.asarray(table[per_replication][row_b], dtype=float)
+            keep = ~(np.isnan(x) | np.isnan(y))
+            x, y = x[keep], y[keep]
+            n = len(x)
+            if n < 2:
+                continue
+            d = x - y
+            t = stats.t.ppf(0.5 + level / 2.0, n - 1)
+            shared = table["common_random_numbers"][row_a] if "common_random_numbers" in table else ""
+            pairs.append({
+                "task_id_a": int(table["task_id"][row_a]),
+                "task_id_b": int(table["task_id"][row_b]),
+                "difference": float(d.mean()),
+                "half_width": float(t * d.std(ddof=1) / np.sqrt(n)),
+                "replications": n,
+                "correlation": float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0
+                else float("nan"),
+                "unpaired_half_width": float(t * np.sqrt((x.var(ddof=1) + y.var(ddof=1)) / n)),
+                "common": by in str(shared).split(","),
+                "parameters": {name: table[name][row_a] for name in parameters},
+            })
+    return pairs
+
+
 class Table(dict):
     """Columns by name (numpy arrays of equal length). A dict, so `table["EQ"]` is an array."""
 

@@ -53,11 +53,16 @@ class Servers {
       : c_(c),
         queues_(idx(c.system.N())),
         // JSQ and JIQ over all servers read the shortest and the idle servers off the buckets.
-        use_buckets_(c.types.all_servers() && (P == Policy::jsq || P == Policy::jiq)),
+        // Coupled streams on identical servers: departures by rank (RaceClock::rank_departures).
+        use_buckets_((c.types.all_servers() && (P == Policy::jsq || P == Policy::jiq)) ||
+                     (c.options.coupled_streams() && c.system.identical_speeds())),
         buckets_(use_buckets_ ? c.system.N() : 0),
-        random_order_(c.types.random_order()) {}
+        random_order_(c.types.random_order()),
+        coupled_(c.options.coupled_streams()),
+        by_quantile_(coupled_ && use_buckets_ && c.types.all_servers()) {}
 
   const RingQueue<Job>& queue(int n) const { return queues_[idx(n)]; }
+  const LengthBuckets* buckets() const { return use_buckets_ ? &buckets_ : nullptr; }
   void push(int n, const Job& job) {
     queues_[idx(n)].push(job);
     if (use_buckets_) buckets_.increment(n);
@@ -72,6 +77,13 @@ class Servers {
 
   // The server chosen for a job of type `servers` (which may be reordered).
   int choose(std::vector<int>& servers) {
+    if (coupled_) c_.policy_rng.restart(++arrivals_);
+    if constexpr (P == Policy::random || P == Policy::power_of_d) {
+      if (by_quantile_) {
+        const int d = P == Policy::random ? 1 : c_.options.policy_d;
+        return shortest_of_sample(std::min(d, buckets_.size()));
+      }
+    }
     if constexpr (P == Policy::random) {
       return uniform(servers);
     } else if constexpr (P == Policy::jsq) {
@@ -87,7 +99,7 @@ class Servers {
       for (int n : servers) {  // uniform among the idle servers: the first, or reservoir sampling
         if (!queues_[idx(n)].empty()) continue;
         if (random_order_) return n;
-        if (++idle == 1 || c_.rng.below(idle) == 0) pick = n;
+        if (++idle == 1 || c_.policy_rng.below(idle) == 0) pick = n;
       }
       return idle > 0 ? pick : uniform(servers);
     } else {
@@ -96,28 +108,69 @@ class Servers {
       // else by a partial Fisher-Yates shuffle (not needed when d is all of them).
       const auto k = servers.size();
       const auto d = std::min(k, static_cast<std::size_t>(c_.options.policy_d));
+      // Coupled: distinct servers by rejection in draw order, from the arrival's fresh draws,
+      // leaving `servers` as it is, so that d = 3 samples d = 2's servers and one more.
+      if (coupled_ && !random_order_ && 2 * d <= k) {
+        sample_.clear();
+        while (sample_.size() < d) {
+          const int n = drawn(servers, c_.policy_rng.below(k));
+          if (std::find(sample_.begin(), sample_.end(), n) == sample_.end()) sample_.push_back(n);
+        }
+        return shortest(sample_.data(), d, true);
+      }
       if (!random_order_ && d < k)
-        for (std::size_t i = 0; i < d; ++i) std::swap(servers[i], servers[i + c_.rng.below(k - i)]);
+        for (std::size_t i = 0; i < d; ++i)
+          std::swap(servers[i], servers[i + c_.policy_rng.below(k - i)]);
       return shortest(servers.data(), d, random_order_ || d < k);
     }
   }
 
  private:
+  // Coupled, every server a job's, identical servers in length order: the position of the
+  // shortest of d servers sampled uniformly, by inversion of its law from one uniform
+  // (P(position >= j) = C(N - j, d) / C(N, d)), so that every d turns the same uniform into
+  // positions in the same order (d = 3 never longer than d = 2); then a server of that length
+  // uniformly, as the shortest sampled one is.
+  int shortest_of_sample(int d) {
+    const int N = buckets_.size();
+    const double survive = 1.0 - c_.policy_rng.uniform();  // in (0, 1]
+    const auto at_least = [N, d](int j) {                  // P(position >= j)
+      double p = 1.0;
+      for (int i = 0; i < d && p > 0.0; ++i)
+        p *= std::max(0.0, static_cast<double>(N - j - i)) / (N - i);
+      return p;
+    };
+    int j = std::clamp(static_cast<int>(N * (1.0 - std::pow(survive, 1.0 / d))), 0, N - d);
+    while (j > 0 && at_least(j) < survive) --j;
+    while (j + 1 <= N - d && at_least(j + 1) >= survive) ++j;
+    const int first = buckets_.group_start(buckets_.at(j));
+    const int count = buckets_.group_end(buckets_.at(j)) - first;
+    return buckets_.at(first + uniform_index(count));
+  }
+
   // A server of the type uniformly: the first if the type's order is random.
   int uniform(const std::vector<int>& servers) {
-    return random_order_ ? servers[0] : servers[c_.rng.below(servers.size())];
+    return random_order_ ? servers[0] : drawn(servers, c_.policy_rng.below(servers.size()));
+  }
+
+  // The server at position i of the type, drawn uniformly: coupled with all servers, the i-th
+  // shortest, so that two policies' systems receive at corresponding places of their profiles.
+  int drawn(const std::vector<int>& servers, std::uint64_t i) const {
+    const bool by_length = coupled_ && use_buckets_ && c_.types.all_servers();
+    return by_length ? buckets_.at(static_cast<int>(i)) : servers[i];
   }
 
   // Uniform in [0, count), count >= 1, without a draw when there is no choice.
   int uniform_index(int count) {
-    return count == 1 ? 0 : static_cast<int>(c_.rng.below(static_cast<std::uint64_t>(count)));
+    return count == 1 ? 0
+                      : static_cast<int>(c_.policy_rng.below(static_cast<std::uint64_t>(count)));
   }
 
   // Shortest queue among servers[0..k), ties uniformly at random: in a uniformly random order
   // the first shortest is uniform among the shortest.
   int shortest(const int* servers, std::size_t k, bool random_order) {
     const auto length = [this](int n) { return queues_[idx(n)].size(); };
-    if (!random_order) return smallest_key(servers, k, length, c_.rng);
+    if (!random_order) return smallest_key(servers, k, length, c_.policy_rng);
     int best = servers[0];
     for (std::size_t i = 1; i < k; ++i)
       if (length(servers[i]) < length(best)) best = servers[i];
@@ -129,6 +182,10 @@ class Servers {
   bool use_buckets_;
   LengthBuckets buckets_;
   bool random_order_;  // job types come in uniformly random order
+  bool coupled_;       // common random numbers: the policy's draws start afresh per arrival
+  bool by_quantile_;   // coupled over all servers by length: shortest_of_sample()
+  std::uint64_t arrivals_ = 0;
+  std::vector<int> sample_;  // power_of_d's servers, coupled
 };
 
 // Exponential sizes: the Markov race (RaceClock), advanced by expected holding times. A job
@@ -139,6 +196,8 @@ class DispatchMarkov {
  public:
   explicit DispatchMarkov(const KernelContext& c)
       : clock(c, HoldingTimes::expected), c_(c), servers_(c) {
+    if (c.options.coupled_streams() && c.system.identical_speeds())
+      clock.rank_departures(servers_.buckets());
     for (std::size_t n = 0; n < c.start.size(); ++n)
       for (std::uint32_t k = 0; k < c.start[n]; ++k) place(static_cast<int>(n));
     if (!c.start.empty()) clock.restart();
@@ -234,10 +293,10 @@ class DispatchEvents {
   int earliest_start(const std::vector<int>& servers) {
     if (c_.options.longest_idle) {
       const auto emptied = [this](int n) { return free_at_[idx(n)]; };
-      return smallest_key(servers.data(), servers.size(), emptied, c_.rng);
+      return smallest_key(servers.data(), servers.size(), emptied, c_.policy_rng);
     }
     const auto start = [this, now = clock.now()](int n) { return std::max(free_at_[idx(n)], now); };
-    return smallest_key(servers.data(), servers.size(), start, c_.rng);
+    return smallest_key(servers.data(), servers.size(), start, c_.policy_rng);
   }
 
   KernelContext c_;

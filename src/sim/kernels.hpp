@@ -15,14 +15,24 @@
 
 namespace qsweep::sim {
 
+// The random streams (docs/sim.md, "Common random numbers"): `rng` draws the arrivals (times,
+// types, sizes drawn at arrival) and the race; `policy_rng` the policy's choices (ties, samples);
+// `service_rng` the sizes drawn when a replica starts. Without coupled streams all three are the
+// one stream of the replication, as before they existed.
 struct KernelContext {
   const model::System& system;
   const Options& options;
   const JobTypes& types;
   Rng& rng;
   Observer& observer;
+  Rng& policy_rng;
+  Rng& service_rng;
   const std::vector<std::uint32_t>& start;  // queue lengths at time 0 (empty: none)
 };
+
+// Substreams (Rng's counter word 2) of a replication with coupled streams.
+inline constexpr std::uint64_t kPolicySubstream = 1;
+inline constexpr std::uint64_t kServiceSubstream = 2;
 
 // Runs the system from empty through plan.warmup (counting only), starts the observer there and
 // runs on to warmup + horizon. Returns the number of events.
@@ -82,24 +92,39 @@ enum class HoldingTimes { sampled, expected };
 
 // Time and events of a Markov kernel (exponential sizes, independent replicas): every busy server
 // completes its head job at rate mu_n, so the next event is a race of total rate
-// N lambda + mu(busy servers), decided by one holding time and one uniform.
+// N lambda + mu(busy servers), decided by one holding time and one uniform. With coupled streams
+// the race is uniformized: every server, busy or not, has a potential completion at rate mu_n
+// (total N lambda + mu(all servers), the same in every state and policy); one that falls past
+// the busy servers changes nothing. Tasks that differ only in their policy then see the same
+// arrivals and the same potential completions at the same times.
 class RaceClock {
  public:
   RaceClock(const KernelContext& c, HoldingTimes holding)
       : busy(c.system.speeds),
         rng_(c.rng),
         sampled_(holding == HoldingTimes::sampled),
+        uniformized_(c.options.coupled_streams()),
         arrival_rate_(c.system.total_arrival_rate()),
-        next_(holding_time(arrival_rate_)) {}
+        all_servers_rate_(total(c.system.speeds)),
+        rate_(arrival_rate_ + (uniformized_ ? all_servers_rate_ : 0.0)),
+        next_(holding_time(rate_)) {}
   BusySet busy;
 
   double now() const { return t_; }
   std::uint64_t events() const { return events_; }
   // After jobs were placed at time 0: the first event's rate includes their servers.
+  // (Uniformized, the rate is that of all servers in every state already.)
   void restart() {
+    if (uniformized_) return;
     rate_ = arrival_rate_ + busy.rate();
     next_ = t_ + holding_time(rate_);
   }
+
+  // Identical speeds, uniformized: potential completion i (the i-th of the N equal clocks) goes
+  // to the server i-th longest in `by_length` (kept current by the kernel) rather than to the
+  // i-th in the busy set's arbitrary order. Each busy server still completes at its speed, and
+  // two policies' systems then lose a job from corresponding places of their profiles.
+  void rank_departures(const LengthBuckets* by_length) { by_length_ = by_length; }
 
   // Runs events until t_end (an event after t_end stays pending); `arrive()` and `depart(n)`
   // change the state and keep `busy` current.
@@ -111,10 +136,12 @@ class RaceClock {
       const double u = half_draws_.uniform() * rate_;
       if (u < arrival_rate_) {
         arrive();
+      } else if (!uniformized_ || u - arrival_rate_ < busy.rate()) {
+        depart(by_length_ != nullptr ? longest(u - arrival_rate_) : busy.pick(u - arrival_rate_));
       } else {
-        depart(busy.pick(u - arrival_rate_));
+        --events_;  // an idle server's potential completion: no event
       }
-      rate_ = arrival_rate_ + busy.rate();
+      if (!uniformized_) rate_ = arrival_rate_ + busy.rate();
       next_ = t_ + holding_time(rate_);
     }
     t_ = t_end;
@@ -122,13 +149,27 @@ class RaceClock {
 
  private:
   double holding_time(double rate) const { return (sampled_ ? exponential_(rng_) : 1.0) / rate; }
+  int longest(double v) const {
+    const auto i =
+        std::min(static_cast<std::size_t>(v / busy.rate() * static_cast<double>(busy.count())),
+                 busy.count() - 1);
+    return by_length_->at(by_length_->size() - 1 - static_cast<int>(i));
+  }
+  static double total(const std::vector<double>& speeds) {
+    double sum = 0.0;
+    for (double s : speeds) sum += s;
+    return sum;
+  }
 
   Rng& rng_;
   const ExponentialZiggurat& exponential_ = ExponentialZiggurat::instance();
   bool sampled_;
+  bool uniformized_;
+  const LengthBuckets* by_length_ = nullptr;
   double arrival_rate_;
-  double rate_ = arrival_rate_;  // arrival_rate_ + busy.rate()
-  double t_ = 0.0, next_;        // now and the next event
+  double all_servers_rate_;
+  double rate_;            // arrival_rate_ + busy.rate(), or + all_servers_rate_ if uniformized
+  double t_ = 0.0, next_;  // now and the next event
   std::uint64_t events_ = 0;
   HalfDraws half_draws_{rng_};
 };

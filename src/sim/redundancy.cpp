@@ -91,7 +91,8 @@ class RedundancyEvents {
   // Server n starts its head replica.
   void start_service(int n) {
     const int job = jobs_.lists().head_job(n);
-    const double size = c_.options.identical_replicas ? jobs_.lists().size(job) : sizes_(c_.rng);
+    const double size =
+        c_.options.identical_replicas ? jobs_.lists().size(job) : sizes_(c_.service_rng);
     clock.completions.set(n, clock.now() + size / c_.system.speeds[idx(n)]);
   }
 

@@ -23,9 +23,11 @@ Kernel resolve_kernel(const model::System& system, const Options& options) {
 Kernel resolve_kernel(const model::System& system, const Options& options, bool identical_speeds) {
   const Kernel kernel = resolve_kernel(options);
   const model::Family& family = system.family;
+  // Coupled streams need the uniformized race of the general markov kernel (docs/sim.md).
   const bool pooled =
-      kernel == Kernel::markov && options.policy != Policy::redundancy_coc &&
-      family.kind() == model::FamilyKind::complete && family.num_types() > 1 && identical_speeds &&
+      kernel == Kernel::markov && !options.coupled_streams() &&
+      options.policy != Policy::redundancy_coc && family.kind() == model::FamilyKind::complete &&
+      family.num_types() > 1 && identical_speeds &&
       (family.samples_in_random_order() ||
        (!JobTypes::tracks(family) && pooled_draw_size(options, family) <= kMaxPooledDraw));
   return pooled ? Kernel::pooled : kernel;
@@ -124,14 +126,24 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
   if (kernel == Kernel::pooled && automatic != Kernel::pooled)
     throw InputError(
         "the pooled kernel needs jsq, random, jiq or power_of_d on the complete family with "
-        "d < N, identical speeds and exponential service");
+        "d < N, identical speeds, exponential service and no common_random_numbers");
   const bool pooled = kernel == Kernel::pooled;
   Rng rng(seed, task_id, replication);
+  Rng policy_stream(seed, task_id, replication, kPolicySubstream);
+  Rng service_stream(seed, task_id, replication, kServiceSubstream);
+  const bool coupled = options.coupled_streams();
   const JobTypes types(system.family);
   Observer observer(system.speeds, types.tracked().size(), options.qmax, options.occupancy_max,
                     plan.horizon, plan.batches, pooled);
   const std::vector<std::uint32_t> start = start_lengths(system, options);
-  const KernelContext context{system, options, types, rng, observer, start};
+  const KernelContext context{system,
+                              options,
+                              types,
+                              rng,
+                              observer,
+                              coupled ? policy_stream : rng,
+                              coupled ? service_stream : rng,
+                              start};
   std::uint64_t events = 0;
   if (pooled) {
     events = run_pooled_dispatch(context, plan);

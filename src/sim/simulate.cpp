@@ -331,8 +331,15 @@ class Round {
       for (std::size_t k = 0; k < kWindows; ++k) {
         const auto first = static_cast<std::size_t>(kTruncationBatches[k]);
         estimates_[k].add(k == 0 ? stats : stats.truncated[k - 1]);
-        Q_[k].add(group(stats.batch_Q, first, true), ones);
-        T_[k].add(group(stats.batch_T_sum, first, false), group(stats.batch_T_count, first, false));
+        const std::vector<double> Q = group(stats.batch_Q, first, true);
+        const std::vector<double> T_sum = group(stats.batch_T_sum, first, false);
+        const std::vector<double> T_count = group(stats.batch_T_count, first, false);
+        Q_[k].add(Q, ones);
+        T_[k].add(T_sum, T_count);
+        // The replication's own estimates over the window, for paired comparisons.
+        replication_Q_[k].push_back(std::accumulate(Q.begin(), Q.end(), 0.0) / kBatchMeans);
+        replication_T_[k].push_back(std::accumulate(T_sum.begin(), T_sum.end(), 0.0) /
+                                    std::accumulate(T_count.begin(), T_count.end(), 0.0));
       }
     }
   }
@@ -351,6 +358,8 @@ class Round {
     r.EQ_hw = Q.hw;
     r.ET = T.estimate;
     r.ET_hw = T.hw;
+    r.EQ_replications = replication_Q_[k];
+    r.ET_replications = replication_T_[k];
     // The truncation may take half the run: at that cap the transient may not be over.
     if (cut >= mser5_max_warmup(kSeriesBatches, batch)) r.flags |= flag_warmup_not_over;
     if (Q.correlated || T.correlated) r.flags |= flag_correlated;
@@ -378,6 +387,7 @@ class Round {
   std::vector<double> ensemble_Q_;  // sum over the replications of the batch means of Q
   std::array<Estimates, kWindows> estimates_;
   std::array<RatioBatchMeans, kWindows> Q_, T_;
+  std::array<std::vector<double>, kWindows> replication_Q_, replication_T_;
 };
 
 // Warning thresholds (docs/sim.md, "Warnings").

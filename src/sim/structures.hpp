@@ -57,6 +57,8 @@ class BusySet {
   }
   // Total speed of the busy servers.
   double rate() const { return rate_; }
+  // Busy servers, when all speeds are identical.
+  std::size_t count() const { return count_; }
   // The busy server at position u of [0, rate()) when servers are laid end to end by speed.
   int pick(double u) const {
     if (identical_) {
@@ -214,6 +216,10 @@ class LengthBuckets {
   int shortest_count() const { return start_[idx(length_[idx(order_[0])]) + 1]; }
   int idle_count() const { return start_[1]; }
   int at(int i) const { return order_[idx(i)]; }
+  int size() const { return static_cast<int>(order_.size()); }
+  // The positions of the servers as long as n: [group_start(n), group_end(n)).
+  int group_start(int n) const { return start_[idx(length_[idx(n)])]; }
+  int group_end(int n) const { return start_[idx(length_[idx(n)]) + 1]; }
 
  private:
   void swap_positions(int i, int j) {

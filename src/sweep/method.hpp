@@ -154,6 +154,9 @@ struct MethodAdapter {
   // resumed nor grown with them (in the plan hash and the task key from version 2 on).
   // nullptr: version 1.
   int (*numbers)(const Task&) = nullptr;
+  // Sets the parameters a task leaves out of its random streams (common random numbers) to
+  // their defaults; stream_key hashes what remains. nullptr: all of them key its streams.
+  void (*common_streams)(Task&) = nullptr;
   std::vector<KeySpec> keys;    // its block keys, `method` and `zip` aside, in --help order
   std::vector<Column> columns;  // its results group: task_id, the parameters, the results
   // Fills in what the keys leave to derive (torus N, speeds from a profile, lambda from rho)

@@ -37,6 +37,34 @@ Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
   return length_weights(node, loc, "initial_counts", kMaxInitialLength + 1);
 }
 
+// common_random_numbers: the keys a block's tasks leave out of their random streams, as bits of
+// sim::CommonRandomKey. Only keys that change how jobs are routed, never the arrival process or
+// the service law, may be listed (docs/sim.md, "Common random numbers").
+Value parse_common_random_numbers(const YAML::Node& node, const Locator& loc) {
+  const std::string expected = "a non-empty list of: policy, policy_d";
+  if (!node.IsSequence() || node.size() == 0)
+    fail(loc.at(node),
+         fmt::format("common_random_numbers is {}; expected {}", show(node), expected));
+  std::int64_t bits = 0;
+  for (const auto& item : node) {
+    const std::string name = item.IsScalar() ? item.Scalar() : std::string();
+    const auto key = parse_name<sim::CommonRandomKey>(name);
+    if (!item.IsScalar() || !key)
+      fail(loc.at(item),
+           fmt::format("common_random_numbers lists {}, which {}; expected {}", show(item),
+                       find_key(name, Method::simulate) != nullptr
+                           ? "changes the model's arrivals or services, or how they are drawn"
+                           : "is no key of method simulate",
+                       expected));
+    const auto bit = static_cast<std::int64_t>(*key);
+    if ((bits & bit) != 0)
+      fail(loc.at(item),
+           fmt::format("common_random_numbers lists {} twice; expected {}", show(item), expected));
+    bits |= bit;
+  }
+  return bits;
+}
+
 // Designated initializers leave the unnamed members at their defaults, as intended.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -190,6 +218,15 @@ std::vector<KeySpec> keys() {
        .help = "fraction of servers with >= i jobs for i = 1..occupancy_max (default 0)",
        .bounds = between(0, 100'000, false, false),
        .apply = [](Draft& d, const Value& v) { options_of(d.task).occupancy_max = small_int(v); }});
+  k.push_back({.name = "common_random_numbers",
+               .kind = Kind::fixed,
+               .help = "keys (policy, policy_d) left out of the random streams: tasks that differ "
+                       "only there share their arrivals and services (default: none)",
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).common_random_numbers = static_cast<unsigned>(integer(v));
+                   },
+               .parse_fixed = parse_common_random_numbers});
   return k;
 }
 #pragma GCC diagnostic pop
@@ -313,6 +350,14 @@ std::optional<CostEstimate> prepare(const Task& t, BlockContext& block) {
          fmt::format("policy_d = {} exceeds the {} servers of the largest job type of {}; "
                      "expected at most {} (power_of_d samples among a job's servers)",
                      o.policy_d, largest, name_of(t.system().family.kind), largest));
+  // A key listed in common_random_numbers that the block does not give shares nothing: a typo.
+  for (const auto key : {sim::CommonRandomKey::policy, sim::CommonRandomKey::policy_d})
+    if ((o.common_random_numbers & static_cast<unsigned>(key)) != 0 && !block.gives(name_of(key)))
+      fail(
+          block.where_of("common_random_numbers"),
+          fmt::format("common_random_numbers lists {0}, which this block does not give; "
+                      "expected only keys the block varies (give {0}, or leave it out of the list)",
+                      name_of(key)));
   // On complete, jsq and jiq choose among the job's d servers: the family's default d = 2 would
   // make "jsq" JSQ(2) without a word (a factor 2.6 in E[T] at N = 1000, lambda = 0.9).
   const bool pool_policy = o.policy == sim::Policy::jsq || o.policy == sim::Policy::jiq;
@@ -332,6 +377,17 @@ CostEstimate estimate(const Task& t) {
 }
 
 // ---- execution and text ------------------------------------------------------------------------
+
+// The keys listed in common_random_numbers at their defaults: tasks that differ only there get
+// one stream key. The list itself stays (it changes how the kernels draw).
+void common_streams(Task& t) {
+  sim::Options& o = options_of(t);
+  const sim::Options defaults;
+  if ((o.common_random_numbers & static_cast<unsigned>(sim::CommonRandomKey::policy)) != 0)
+    o.policy = defaults.policy;
+  if ((o.common_random_numbers & static_cast<unsigned>(sim::CommonRandomKey::policy_d)) != 0)
+    o.policy_d = defaults.policy_d;
+}
 
 void run(const Task& task, const SharedEngines& /*engines*/, TaskOutcome& outcome) {
   const model::System system = build_system(task.system());
@@ -419,6 +475,17 @@ std::vector<Column> columns() {
                                      ? std::int64_t{options_of(t).longest_idle}
                                      : kNone;
                         }));
+  c.push_back(parameter(
+      "common_random_numbers", "keys left out of the random streams, comma-separated (empty: none)",
+      "", ColumnType::str, [](const Task& t) {
+        std::string keys;
+        for (const auto key : {sim::CommonRandomKey::policy, sim::CommonRandomKey::policy_d})
+          if ((options_of(t).common_random_numbers & static_cast<unsigned>(key)) != 0) {
+            if (!keys.empty()) keys += ',';
+            keys += name_of(key);
+          }
+        return keys;
+      }));
   c.push_back(parameter("horizon", "simulated time per replication after warm-up", "time",
                         ColumnType::f64, [](const Task& t) { return options_of(t).horizon; }));
   c.push_back(parameter(
@@ -489,6 +556,15 @@ std::vector<Column> columns() {
   c.push_back(result_f64<R>("T_p90_hw", "95% half-width of T_p90", "time", &R::T_p90_hw));
   c.push_back(result_f64<R>("T_p99", "99th percentile of the sojourn time", "time", &R::T_p99));
   c.push_back(result_f64<R>("T_p99_hw", "95% half-width of T_p99", "time", &R::T_p99_hw));
+  const auto replications = [](const Task& t) {
+    return static_cast<std::size_t>(options_of(t).replications);
+  };
+  c.push_back(result_vector<R>("EQ_replications",
+                               "E[Q] of each replication over the window kept (paired comparisons)",
+                               "jobs", ColumnType::f64_vector, &R::EQ_replications, replications));
+  c.push_back(result_vector<R>("ET_replications",
+                               "E[T] of each replication over the window kept (paired comparisons)",
+                               "time", ColumnType::f64_vector, &R::ET_replications, replications));
   c.push_back(
       result_f64<R>("warmup_used", "simulated time discarded per replication", "time", &R::warmup));
   c.push_back(result_i64<R>("warmup_detected", "1 if the warm-up was detected (MSER-5)",
@@ -522,6 +598,7 @@ const MethodAdapter& simulate_method() {
       .description = "discrete-event simulation with confidence intervals",
       .random = true,
       .numbers = numbers_version,
+      .common_streams = common_streams,
       .keys = keys(),
       .columns = columns(),
       .derive = derive_system,

@@ -412,7 +412,13 @@ std::string task_key(const Task& task) {
 }
 
 std::array<std::uint64_t, 2> stream_key(const Task& task) {
-  const std::string key = task_key(task);
+  void (*common)(Task&) = detail::method_adapter(task.method()).common_streams;
+  Task shared;
+  if (common != nullptr) {
+    shared = task;
+    common(shared);
+  }
+  const std::string key = task_key(common != nullptr ? shared : task);
   std::array<std::uint64_t, 2> words{};
   for (std::size_t w = 0; w < words.size(); ++w)
     std::from_chars(key.data() + 16 * w, key.data() + 16 * (w + 1), words[w], 16);

@@ -146,12 +146,13 @@ ChainResult solve_chain(const model::System& system, Policy policy, int policy_d
 }
 
 void compare(const model::System& system, Policy policy, int policy_d, std::uint64_t task,
-             Kernel kernel = Kernel::automatic, int K = 0) {
+             Kernel kernel = Kernel::automatic, int K = 0, unsigned common_random_numbers = 0) {
   constexpr int kQmax = 4;
   if (K == 0) K = system.N() == 2 ? 60 : 22;
   const ChainResult chain = solve_chain(system, policy, policy_d, K, kQmax);
   auto o = testing::options(policy, 1e4, 200.0, 16);
   o.policy_d = policy_d;
+  o.common_random_numbers = common_random_numbers;
   o.qmax = kQmax;
   const Result r = simulate(system, o, 99, task, kernel);
   EXPECT_TRUE(testing::close(r.EQ, r.EQ_hw, chain.EQ));
@@ -233,6 +234,32 @@ TEST(DispatchChain, ThreeServersMixedTypes) {
     SCOPED_TRACE(static_cast<int>(policy));
     compare(system, policy, 2, 30 + static_cast<std::uint64_t>(policy));
   }
+}
+
+// Coupled streams (common random numbers: the uniformized race, the policy's draws apart and
+// afresh per arrival, docs/sim.md) keep every law: unequal speeds (a potential completion per
+// server by speed), pairs of complete, mixed types, and power_of_d sampling 2 of 4 servers by
+// rejection.
+TEST(DispatchChain, CoupledStreamsKeepTheLaws) {
+  const unsigned common = static_cast<unsigned>(CommonRandomKey::policy) |
+                          static_cast<unsigned>(CommonRandomKey::policy_d);
+  const auto two =
+      testing::make_system(testing::family(FamilyKind::complete, 2, 2), 0.6, {0.8, 1.2});
+  const auto pairs =
+      testing::make_system(testing::family(FamilyKind::complete, 3, 2), 0.6, {0.7, 1.0, 1.3});
+  const auto four = testing::make_system(testing::family(FamilyKind::complete, 4, 4), 0.5);
+  model::FamilyParams p = testing::family(FamilyKind::explicit_types, 3);
+  p.types = {{{0}, 0.2}, {{1, 2}, 0.3}, {{0, 1, 2}, 0.5}};
+  const auto mixed = testing::make_system(p, 0.55, {1.0, 0.8, 1.2});
+  for (Policy policy : {Policy::jsq, Policy::jiq, Policy::random, Policy::power_of_d}) {
+    SCOPED_TRACE(name_of(policy));
+    const auto task = 70 + static_cast<std::uint64_t>(policy);
+    compare(two, policy, 1, task, Kernel::automatic, 0, common);
+    // Random routing loads the slowest server to 0.86: the chain needs 40 jobs per server.
+    compare(pairs, policy, 1, task, Kernel::automatic, 40, common);
+    compare(mixed, policy, 2, task, Kernel::automatic, 0, common);
+  }
+  compare(four, Policy::power_of_d, 2, 80, Kernel::automatic, 14, common);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
+#include <set>
 #include <string>
 
 #include "qsweep/sweep/plan.hpp"
@@ -48,6 +50,44 @@ TEST(TaskKey, SameComputationSameKeyWhereverItSits) {
   const Plan c = plan_of(std::string(kExact) + kSimulate, "4");
   for (std::size_t i = 0; i < a.tasks.size(); ++i)
     EXPECT_NE(task_key(a.tasks[i]), task_key(c.tasks[i])) << i;
+}
+
+// common_random_numbers: tasks that differ only in a listed key share their stream key, while
+// their task keys (what they compute) stay apart; a key not listed still separates the streams,
+// and a task without the list keys its streams by its task key, as before.
+TEST(TaskKey, CommonRandomNumbersShareTheStreamKeyOnly) {
+  const std::string block = R"(  - method: simulate
+    family: complete
+    N: 6
+    d: 6
+    lambda: [0.5, 0.7]
+    policy: [power_of_d, jsq]
+    policy_d: [2, 3]
+    horizon: 100
+    replications: 2
+)";
+  const Plan common = plan_of(block + "    common_random_numbers: [policy, policy_d]\n");
+  const Plan plain = plan_of(block);
+  ASSERT_EQ(common.tasks.size(), 6U);  // per lambda: power_of_d 2, 3 and jsq
+  ASSERT_EQ(plain.tasks.size(), 6U);
+  for (std::size_t i = 0; i < common.tasks.size(); ++i) {
+    const Task& t = common.tasks[i];
+    for (std::size_t j = 0; j < common.tasks.size(); ++j) {
+      const Task& u = common.tasks[j];
+      const bool same_lambda = t.system().lambda == u.system().lambda;
+      EXPECT_EQ(stream_key(t) == stream_key(u), same_lambda) << i << " " << j;
+      EXPECT_EQ(task_key(t) == task_key(u), i == j) << i << " " << j;
+    }
+    EXPECT_NE(task_key(t), task_key(plain.tasks[i]));  // the list is part of what it computes
+    EXPECT_EQ(
+        fmt::format("{:016x}{:016x}", stream_key(plain.tasks[i])[0], stream_key(plain.tasks[i])[1]),
+        task_key(plain.tasks[i]));
+  }
+  // Only policy_d listed: power_of_d 2 and 3 share, jsq keeps its own streams.
+  const Plan some = plan_of(block + "    common_random_numbers: [policy_d]\n");
+  std::set<std::array<std::uint64_t, 2>> streams;
+  for (const Task& t : some.tasks) streams.insert(stream_key(t));
+  EXPECT_EQ(streams.size(), 4U);
 }
 
 TEST(TaskKey, APlanHoldsEachKeyOnce) {

@@ -10,11 +10,14 @@ namespace qsweep {
 // counter. A sweep's task passes its key (sweep::stream_key: a hash of its method, parameters and
 // seed), so every task and replication has its own reproducible stream, independent of which
 // rank runs it, in which order, and of the other tasks of the plan. The kernels' parameters call
-// the words (seed, task_id), after their use on their own (tests).
+// the words (seed, task_id), after their use on their own (tests). A substream (counter word 2)
+// is a further independent stream of the same key and replication; substream 0 is the stream as
+// it was before substreams existed (common random numbers, docs/sim.md).
 class Rng {
  public:
-  Rng(std::uint64_t key0, std::uint64_t key1, std::uint64_t replication = 0)
-      : key_{{key0, key1}}, ctr_{{replication, 0, 0, 0}} {}
+  Rng(std::uint64_t key0, std::uint64_t key1, std::uint64_t replication = 0,
+      std::uint64_t substream = 0)
+      : key_{{key0, key1}}, ctr_{{replication, 0, substream, 0}} {}
 
   std::uint64_t next_u64() {
     if (pos_ == 4) refill();
@@ -38,6 +41,14 @@ class Rng {
     return static_cast<std::uint64_t>(m >> 64);
   }
   double exponential(double rate) { return -std::log(uniform_pos()) / rate; }
+  // Jumps to the start of sequence `sequence` (counter word 3) of this substream, another
+  // independent stream: with common random numbers the policy's draws for the i-th arrival
+  // start at the same place in every task, however many draws earlier arrivals took.
+  void restart(std::uint64_t sequence) {
+    ctr_.v[1] = 0;
+    ctr_.v[3] = sequence;
+    pos_ = 4;
+  }
 
  private:
   using Philox = r123::Philox4x64;

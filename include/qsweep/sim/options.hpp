@@ -26,6 +26,11 @@ enum class Start {
   counts,       // initial_counts: the weight of servers holding k jobs, k = 0, 1, ...
 };
 
+// Keys that may be left out of a task's random streams (sweep key common_random_numbers): bits
+// of Options::common_random_numbers. Both change only how jobs are routed, never the arrival
+// process or the service law.
+enum class CommonRandomKey : unsigned { policy = 1, policy_d = 2 };
+
 }  // namespace qsweep::sim
 
 template <>
@@ -59,6 +64,15 @@ struct qsweep::EnumNames<qsweep::sim::Start> {
       {K::empty, "empty"},
       {K::fixed_point, "fixed_point"},
       {K::counts, "counts"},
+  }};
+};
+
+template <>
+struct qsweep::EnumNames<qsweep::sim::CommonRandomKey> {
+  using K = sim::CommonRandomKey;
+  static constexpr std::array<EnumName<K>, 2> table{{
+      {K::policy, "policy"},
+      {K::policy_d, "policy_d"},
   }};
 };
 
@@ -101,6 +115,10 @@ struct Options {
   double max_events = 1e9;
   int qmax = 0;           // P(Q = q) histogram for q = 0..qmax
   int occupancy_max = 0;  // fraction of servers with >= i jobs (replicas), i = 1..occupancy_max
+  // Bits of CommonRandomKey (docs/sim.md, "Common random numbers"): nonzero couples the streams,
+  // arrivals and services drawn apart from the policy's draws, with a uniformized race.
+  unsigned common_random_numbers = 0;
+  bool coupled_streams() const { return common_random_numbers != 0; }
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
@@ -119,6 +137,7 @@ struct Options {
     constexpr bool boost_archive = requires { typename Archive::is_loading; };
     if (boost_archive || max_events != Options{}.max_events) ar & max_events;
     if (boost_archive || start != Start::empty) ar & start & initial_counts;
+    if (boost_archive || common_random_numbers != 0) ar & common_random_numbers;
     // clang-format on
   }
 };

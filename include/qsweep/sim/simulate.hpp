@@ -86,6 +86,9 @@ struct Result {
   // Sojourn-time quantiles (point estimate from all replications pooled, half-width by
   // sectioning; resolution 0.8% relative, docs/sim.md).
   double T_p50 = 0.0, T_p50_hw = 0.0, T_p90 = 0.0, T_p90_hw = 0.0, T_p99 = 0.0, T_p99_hw = 0.0;
+  // Each replication's own E[Q] and E[T] over the window kept (replication r draws from
+  // Rng(seed, task_id, r)): with common random numbers, tasks pair by replication.
+  std::vector<double> EQ_replications, ET_replications;
   double warmup = 0.0;           // simulated time discarded at the start of every replication
   bool warmup_detected = false;  // true: options.warmup < 0 (MSER-5 chose all of it)
   double horizon = 0.0;          // observed simulated time per replication (after warm-up)
@@ -108,9 +111,10 @@ struct Result {
     return std::tie(r.EQ, r.EQ_hw, r.VarQ, r.VarQ_hw, r.ET, r.ET_hw, r.pmf, r.pmf_hw, r.occupancy,
                     r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type,
                     r.ET_type_hw, r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw,
-                    r.T_p50, r.T_p50_hw, r.T_p90, r.T_p90_hw, r.T_p99, r.T_p99_hw, r.warmup,
-                    r.warmup_detected, r.horizon, r.replications, r.hw99_factor, r.events, r.flags,
-                    r.correlation_time, r.quiet_replications, r.warning);
+                    r.T_p50, r.T_p50_hw, r.T_p90, r.T_p90_hw, r.T_p99, r.T_p99_hw,
+                    r.EQ_replications, r.ET_replications, r.warmup, r.warmup_detected, r.horizon,
+                    r.replications, r.hw99_factor, r.events, r.flags, r.correlation_time,
+                    r.quiet_replications, r.warning);
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {

@@ -186,7 +186,8 @@ std::string plan_hash(const PlanTasks& tasks);
 // it (docs/running.md, "Growing a study").
 std::string task_key(const Task& task);
 // The key's 128 bits as the Philox key of the task's random streams: Rng(key[0], key[1],
-// replication).
+// replication); of a simulate task with common_random_numbers, the key of the task with the
+// listed keys at their defaults (docs/sim.md, "Common random numbers").
 std::array<std::uint64_t, 2> stream_key(const Task& task);
 
 // The sweep of a merged results file: the top-level keys of `first` (not `output:`, which names

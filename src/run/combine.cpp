@@ -62,7 +62,22 @@ ResultsSource open_source(const std::string& path) {
 }
 
 void check_numbers_kept(const ResultsSource& source, const std::string& advice) {
-  if (source.format_version >= 3) return;
+  if (source.format_version >= 4) return;
+  if (source.format_version == 3) {
+    // Its /simulate rows lack the columns of format version 4 (start, common_random_numbers,
+    // EQ_replications, ET_replications), which a row of this version must hold.
+    for (std::uint64_t id = 0; id < source.plan.tasks.size(); ++id) {
+      if (source.plan.tasks.method(id) != sweep::Method::simulate ||
+          !finished(source.verified.statuses[id]))
+        continue;
+      throw InputError(fmt::format(
+          "{} is of format version 3, whose finished simulate rows (the first: task {}, {}) lack "
+          "what this qsweep stores with each (start, common_random_numbers, EQ_replications, "
+          "ET_replications); the file still reads, verifies and exports: {}",
+          source.path, id, sweep::describe(source.plan.tasks[id]), advice));
+    }
+    return;
+  }
   std::uint64_t random = 0;
   std::uint64_t first = 0;
   for (std::uint64_t id = 0; id < source.plan.tasks.size(); ++id) {

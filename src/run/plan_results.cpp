@@ -18,15 +18,42 @@ std::vector<ColumnSpec> task_columns(int format_version) {
   return columns;
 }
 
-// The planned rows of the layout's tables (an older file has fewer /tasks cells).
+// Columns of /simulate that files before format version 4 do not have.
+bool simulate_column_since_4(const std::string& name) {
+  return name == "start" || name == "common_random_numbers" || name == "EQ_replications" ||
+         name == "ET_replications";
+}
+
+// The indices of group_columns(method) a file of `format_version` has.
+std::vector<std::size_t> group_column_indices(sweep::Method method, int format_version) {
+  const std::vector<ColumnSpec>& all = sweep::group_columns(method);
+  std::vector<std::size_t> kept;
+  for (std::size_t c = 0; c < all.size(); ++c)
+    if (format_version >= 4 || method != sweep::Method::simulate ||
+        !simulate_column_since_4(all[c].name))
+      kept.push_back(c);
+  return kept;
+}
+
+// The planned rows of the layout's tables (an older file has fewer /tasks and /simulate cells;
+// its format version is told by its /tasks columns, task_columns() above).
 store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& layout) {
   const std::size_t cells = layout.task_columns().size();
+  const int format_version =
+      store::kFormatVersion - static_cast<int>(sweep::task_columns().size() - cells);
   return {[&plan, cells](std::uint64_t id) {
             Row row = sweep::make_task_row(plan.tasks.at(id));
             row.cells.resize(cells);
             return row;
           },
-          [&plan](std::uint64_t id) { return sweep::make_row(plan.tasks.at(id), {}); }};
+          [&plan, format_version](std::uint64_t id) {
+            Row row = sweep::make_row(plan.tasks.at(id), {});
+            if (format_version >= 4) return row;
+            Row kept;
+            for (const std::size_t c : group_column_indices(plan.tasks.method(id), format_version))
+              kept.cells.push_back(std::move(row.cells[c]));
+            return kept;
+          }};
 }
 
 }  // namespace
@@ -42,8 +69,10 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   for (const sweep::Method method : sweep::kMethods) {
     if (!present[static_cast<std::size_t>(method)]) continue;
     group_of_method[static_cast<std::size_t>(method)] = schema.groups.size();
-    schema.groups.push_back(
-        {std::string(sweep::group_name(method)), sweep::group_columns(method), {}});
+    std::vector<ColumnSpec> columns;
+    for (const std::size_t c : group_column_indices(method, format_version))
+      columns.push_back(sweep::group_columns(method)[c]);
+    schema.groups.push_back({std::string(sweep::group_name(method)), std::move(columns), {}});
   }
   for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
     schema.groups[group_of_method[static_cast<std::size_t>(plan.tasks.method(id))]]
@@ -51,9 +80,11 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   }
   // The layout asks for the columns of one task after the other: each task is made once.
   std::optional<sweep::Task> task;
-  return store::Layout(schema, [&plan, &task](std::uint64_t id, std::size_t column) {
+  return store::Layout(schema, [&plan, &task, format_version](std::uint64_t id,
+                                                               std::size_t column) {
     if (!task || task->id != id) task = plan.tasks[id];
-    return sweep::planned_length(*task, sweep::group_columns(task->method())[column]);
+    const std::size_t c = group_column_indices(task->method(), format_version)[column];
+    return sweep::planned_length(*task, sweep::group_columns(task->method())[c]);
   });
 }
 

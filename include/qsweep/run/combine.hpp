@@ -41,10 +41,10 @@ ResultsSource open_source(const std::string& path);
 // that `to` lacks hold no results and are left out.
 void check_kept(const sweep::Plan& to, const std::string& to_name, const ResultsSource& from);
 
-// Checks that the finished rows of `source` can be matched by content: a file of format version
-// 2 keyed the random streams of simulate and ldp tasks by their position, so one with such rows
-// finished is refused (InputError ending with `advice`, what to do); its exact and meanfield rows
-// are kept.
+// Checks that the finished rows of `source` can be matched by content and kept: a file of format
+// version 2 keyed the random streams of simulate and ldp tasks by their position, and one of
+// version 3 lacks columns of a simulate row, so one with such rows finished is refused
+// (InputError ending with `advice`, what to do); its other rows are kept.
 void check_numbers_kept(const ResultsSource& source, const std::string& advice =
                                                          "to continue the study, run it again with "
                                                          "--force, or into another file with -o");

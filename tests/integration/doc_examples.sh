@@ -180,6 +180,10 @@ not_run docs/ldp.md "cmake --preset release" "a build, the ldp unit tests (ctest
 not_run docs/sim.md "#include \"qsweep/sim/simulate.hpp\"" "a C++ API fragment (tests/sim call it)"
 not_run docs/sim.md "cmake --preset release && cmake --build" "a build and the sim unit tests (ctest -L sim)"
 not_run docs/sim.md "ninja -C build qsweep_bench_sim_events" "benchmarks"
+not_run docs/sim.md "- method: simulate" "a block of a sweep: tests/integration/run_crn.sh runs such blocks"
+not_run docs/sim.md "from qsweep_results import paired_difference" \
+  "needs a results file of tasks with common random numbers: tests/integration/run_crn.sh calls it"
+not_run docs/sim.md "build/bench/qsweep_bench_sim_crn 80 1000" "a benchmark (minutes)"
 
 # ---------------------------------------------------------------------------------------------
 # docs/figures.md

@@ -8,6 +8,7 @@
 # verify refuses it in one line. --resume and merge of the one with simulate rows are refused with what to do, the file
 # untouched; the other is rewritten in the current format with its rows kept (nothing runs), then
 # equals a fresh run and grows as any file.
+# format3-simulate.h5 (qsweep c61af98, format version 3): see its section below.
 # Usage: run_old_format.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 FIXTURES=$SOURCE_DIR/tests/integration/fixtures
@@ -95,4 +96,34 @@ PY
 mpi 2 "$QSWEEP" run format2-duplicates.yaml -o fresh-duplicates.h5 --quiet
 $CHECK same format2-duplicates.h5 fresh-duplicates.h5
 
-echo "PASS: format version 2 files read, verify and export; resumed as far as their rows allow"
+# Format version 3 (format3-simulate.h5, made by qsweep c61af98 the same way from the sweep stored
+# in it: exact and simulate rows): its /simulate lacks the columns added since (start,
+# common_random_numbers, EQ_replications, ET_replications). It reads, verifies and exports with
+# its own columns; --resume, merge and --reuse of its simulate rows are refused in one line that
+# says what to do, the file untouched.
+cp "$FIXTURES/format3-simulate.h5" .
+"$QSWEEP" status format3-simulate.h5 >status.txt || fail "status: $(cat status.txt)"
+grep -q "(qsweep-results v3)" status.txt || fail "status: $(cat status.txt)"
+"$QSWEEP" verify format3-simulate.h5 >verify.txt || fail "verify: $(cat verify.txt)"
+grep -q "verified:    4 finished rows" verify.txt && grep -q "damaged:     0" verify.txt ||
+  fail "verify of the version 3 file: $(cat verify.txt)"
+mkdir -p csv-format3
+"$QSWEEP" export format3-simulate.h5 --dir csv-format3/ >/dev/null || fail "export"
+[ "$(grep -c . csv-format3/simulate.csv)" -eq 3 ] || fail "export: $(cat csv-format3/simulate.csv)"
+"$QSWEEP" status format3-simulate.h5 --yaml >format3-simulate.yaml
+sum=$(sha256sum format3-simulate.h5)
+refusal="format3-simulate.h5 is of format version 3, whose finished simulate rows .* lack what this qsweep stores with each"
+expect_exit 2 mpi 2 "$QSWEEP" run format3-simulate.yaml -o format3-simulate.h5 --resume --quiet 2>v3.txt
+grep -qE "$refusal.*run it again with --force, or into another file with -o" v3.txt ||
+  fail "no clear refusal of --resume: $(cat v3.txt)"
+mpi 2 "$QSWEEP" run format3-simulate.yaml -o fresh-format3.h5 --quiet
+expect_exit 2 "$QSWEEP" merge fresh-format3.h5 format3-simulate.h5 -o merged3.h5 2>v3.txt
+grep -qE "$refusal" v3.txt || fail "no clear refusal of a merge: $(cat v3.txt)"
+expect_exit 2 mpi 2 "$QSWEEP" run format3-simulate.yaml -o reused3.h5 --reuse format3-simulate.h5 \
+  --quiet 2>v3.txt
+grep -qE "$refusal.*reuse a file made since, or run these tasks here" v3.txt ||
+  fail "no clear refusal of --reuse: $(cat v3.txt)"
+[ "$(sha256sum format3-simulate.h5)" = "$sum" ] || fail "a refusal changed the version 3 file"
+[ ! -e merged3.h5 ] && [ ! -e reused3.h5 ] || fail "a refusal wrote its output"
+
+echo "PASS: format version 2 and 3 files read, verify and export; resumed as far as their rows allow"

@@ -80,12 +80,12 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   }
   // The layout asks for the columns of one task after the other: each task is made once.
   std::optional<sweep::Task> task;
-  return store::Layout(schema, [&plan, &task, format_version](std::uint64_t id,
-                                                               std::size_t column) {
-    if (!task || task->id != id) task = plan.tasks[id];
-    const std::size_t c = group_column_indices(task->method(), format_version)[column];
-    return sweep::planned_length(*task, sweep::group_columns(task->method())[c]);
-  });
+  return store::Layout(
+      schema, [&plan, &task, format_version](std::uint64_t id, std::size_t column) {
+        if (!task || task->id != id) task = plan.tasks[id];
+        const std::size_t c = group_column_indices(task->method(), format_version)[column];
+        return sweep::planned_length(*task, sweep::group_columns(task->method())[c]);
+      });
 }
 
 void create_results_file(const std::string& path, const sweep::Plan& plan,

@@ -39,9 +39,10 @@ SLURM_NTASKS=2 mpirun -n 2 --oversubscribe -x SLURM_NTASKS "$QSWEEP" run "$mixed
 # `script` gives the run a terminal; PMI_RANK is what an MPI launcher (MPICH, srun --mpi=pmi2)
 # leaves, and under it the terminal is usually a log on its way (Open MPI's mpirun even gives
 # every rank a terminal as stdout).
-script -qec "'$QSWEEP' run '$mixed' -o tty.h5 --force" /dev/null </dev/null >tty.log
+# A terminal that can erase a line (TERM; the environment running the tests may have none).
+TERM=xterm script -qec "'$QSWEEP' run '$mixed' -o tty.h5 --force" /dev/null </dev/null >tty.log
 grep -q $'\e\\[K' tty.log || { cat -A tty.log; fail "no progress redrawn on a terminal"; }
-script -qec "env PMI_RANK=0 '$QSWEEP' run '$mixed' -o tty.h5 --force --progress 0.01" /dev/null </dev/null >launcher.log
+TERM=xterm script -qec "env PMI_RANK=0 '$QSWEEP' run '$mixed' -o tty.h5 --force --progress 0.01" /dev/null </dev/null >launcher.log
 if grep -q $'\e' launcher.log; then cat -A launcher.log; fail "progress redrawn under a launcher"; fi
 grep -q 'qsweep: 34/34 tasks' launcher.log || { cat launcher.log; fail "no progress lines under a launcher"; }
 

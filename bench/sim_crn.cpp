@@ -2,9 +2,13 @@
 // of E[T] between power_of_d with d = 2 and d = 3 (N = 100 servers, every job may go anywhere:
 // family complete with d = N; lambda = 0.9), per replication, with independent streams (the two
 // tasks' own keys, as without common_random_numbers) and with common random numbers (one stream
-// key, coupled streams), measured side by side: the same replications, horizon and warm-up.
-//   qsweep_bench_sim_crn [replications [horizon]]    (defaults 200 and 2000)
-// Prints both variances, their ratio with a 95% interval (F distribution), and the paired
+// key, coupled streams), measured side by side in one run, two ways:
+//  * equal windows: one round of the given horizon each (max_events caps the run at its first
+//    round), so that replication r of both tasks covers the same time; the effect of the coupling;
+//  * the default procedure (rounds of doubling length until the diagnostics pass): each task
+//    stops at its own round, and a pair's windows may differ in length (printed).
+//   qsweep_bench_sim_crn [replications [horizon]]    (defaults 100 and 8000)
+// Prints the variances, their ratio with a 95% interval (F distribution), and the paired
 // difference of E[T] with its interval both ways.
 #include <boost/math/distributions/fisher_f.hpp>
 #include <boost/math/distributions/students_t.hpp>
@@ -38,34 +42,9 @@ std::vector<double> differences(const sim::Result& a, const sim::Result& b) {
     d.push_back(a.ET_replications[r] - b.ET_replications[r]);
   return d;
 }
-std::vector<double> differences_Q(const sim::Result& a, const sim::Result& b) {
-  std::vector<double> d;
-  for (std::size_t r = 0; r < a.EQ_replications.size(); ++r)
-    d.push_back((a.EQ_replications[r] - b.EQ_replications[r]) / 90.0);
-  return d;
-}
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const int replications = argc > 1 ? std::atoi(argv[1]) : 200;
-  const double horizon = argc > 2 ? std::atof(argv[2]) : 2000.0;
-  if (replications < 3 || !(horizon > 0.0)) {
-    std::fprintf(stderr, "usage: qsweep_bench_sim_crn [replications >= 3 [horizon > 0]]\n");
-    return 2;
-  }
-  model::FamilyParams family;
-  family.kind = model::FamilyKind::complete;
-  family.N = 100;
-  family.d = 100;
-  const model::System system(model::Family(family), {}, 0.9);
-
-  sim::Options options;
-  options.policy = sim::Policy::power_of_d;
-  options.horizon = horizon;
-  options.warmup = 200.0;  // fixed, so that both ways keep the same window
-  options.replications = replications;
-  options.max_events = 1e18;  // one round each way unless a diagnostic fails
+// Runs d = 2 and d = 3 with independent and with common streams and prints the comparison.
+void compare(const char* title, const model::System& system, const sim::Options& options) {
   const auto run = [&](int d, bool common, std::uint64_t stream) {
     sim::Options o = options;
     o.policy_d = d;
@@ -78,36 +57,66 @@ int main(int argc, char** argv) {
 
   const Summary independent = summarise(differences(independent2, independent3));
   const Summary common = summarise(differences(common2, common3));
-  const double df = replications - 1.0;
+  const double n = options.replications, df = n - 1.0;
   const boost::math::fisher_f_distribution<double> F(df, df);
   const double ratio = independent.variance / common.variance;
   const double t = boost::math::quantile(boost::math::students_t_distribution<double>(df), 0.975);
-  const double n = replications;
+  std::printf("%s\n", title);
   std::printf(
-      "power_of_d d = 2 vs 3, N = 100, lambda = 0.9: %d replications of horizon %g "
-      "(warm-up %g) each way\n",
-      replications, horizon, options.warmup);
-  std::printf("E[T] d=2 %.5f +- %.5f, d=3 %.5f +- %.5f (independent runs, batch means)\n",
+      "  windows (warm-up used + horizon) of d=2 and d=3: independent %g+%g, %g+%g; "
+      "common %g+%g, %g+%g\n",
+      independent2.warmup, independent2.horizon, independent3.warmup, independent3.horizon,
+      common2.warmup, common2.horizon, common3.warmup, common3.horizon);
+  std::printf("  flags: independent %u %u, common %u %u\n", independent2.flags, independent3.flags,
+              common2.flags, common3.flags);
+  std::printf("  E[T] d=2 %.5f +- %.5f, d=3 %.5f +- %.5f (independent runs, batch means)\n",
               independent2.ET, independent2.ET_hw, independent3.ET, independent3.ET_hw);
-  std::printf("flags: independent %u %u, common %u %u; warm-up used %g %g, %g %g\n",
-              independent2.flags, independent3.flags, common2.flags, common3.flags,
-              independent2.warmup, independent3.warmup, common2.warmup, common3.warmup);
   std::printf(
-      "independent streams:     Var[T2 - T3] per replication %.4g, difference %.5f +- %.5f\n",
+      "  independent streams:   Var[T2 - T3] per replication %.4g, difference %.5f +- %.5f\n",
       independent.variance, independent.mean, t * std::sqrt(independent.variance / n));
   std::printf(
-      "common random numbers:   Var[T2 - T3] per replication %.4g, difference %.5f +- %.5f\n",
+      "  common random numbers: Var[T2 - T3] per replication %.4g, difference %.5f +- %.5f\n",
       common.variance, common.mean, t * std::sqrt(common.variance / n));
   const Summary a = summarise(common2.ET_replications), b = summarise(common3.ET_replications);
   std::printf(
-      "common random numbers:   Var[T2] %.4g, Var[T3] %.4g, correlation %.3f\n", a.variance,
+      "  common random numbers: Var[T2] %.4g, Var[T3] %.4g, correlation %.3f\n", a.variance,
       b.variance,
       (a.variance + b.variance - common.variance) / 2.0 / std::sqrt(a.variance * b.variance));
-  const Summary iq = summarise(differences_Q(independent2, independent3));
-  const Summary cq = summarise(differences_Q(common2, common3));
-  std::printf("Little E[Q]/(N lambda): independent %.4g, common %.4g, ratio %.1f\n", iq.variance,
-              cq.variance, iq.variance / cq.variance);
-  std::printf("variance ratio (independent / common): %.1f, 95%% interval [%.1f, %.1f]\n", ratio,
+  std::printf("  variance ratio (independent / common): %.1f, 95%% interval [%.1f, %.1f]\n", ratio,
               ratio / boost::math::quantile(F, 0.975), ratio / boost::math::quantile(F, 0.025));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int replications = argc > 1 ? std::atoi(argv[1]) : 100;
+  const double horizon = argc > 2 ? std::atof(argv[2]) : 8000.0;
+  if (replications < 3 || !(horizon > 0.0)) {
+    std::fprintf(stderr, "usage: qsweep_bench_sim_crn [replications >= 3 [horizon > 0]]\n");
+    return 2;
+  }
+  model::FamilyParams family;
+  family.kind = model::FamilyKind::complete;
+  family.N = 100;
+  family.d = 100;
+  const double lambda = 0.9;
+  const model::System system(model::Family(family), {}, lambda);
+
+  sim::Options options;
+  options.policy = sim::Policy::power_of_d;
+  options.horizon = horizon;
+  options.warmup = 200.0;
+  options.replications = replications;
+  std::printf(
+      "power_of_d d = 2 vs 3, N = 100, lambda = %g: %d replications, first horizon %g, "
+      "warm-up 200\n",
+      lambda, replications, horizon);
+  // A round costs about R (warm-up + horizon) 2 lambda N events (arrivals and departures); the
+  // next round would cost twice that again, so 1.5 times one round allows the first only.
+  sim::Options one_round = options;
+  one_round.max_events = 1.5 * replications * (options.warmup + horizon) * 2.0 * lambda * 100.0;
+  compare("equal windows (one round each):", system, one_round);
+  options.max_events = 1e18;  // the default procedure, run until its diagnostics pass
+  compare("default procedure (rounds until the diagnostics pass):", system, options);
   return 0;
 }

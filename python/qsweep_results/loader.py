@@ -118,8 +118,13 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
     Returns one dict per pair: task_id_a, task_id_b, difference (mean a - b), half_width (at
     `level`), replications, correlation (of the pair's replication estimates), unpaired_half_width
     (what independent runs of the same length would give), common (whether the pair shared its
-    streams), and the matched parameters under "parameters". Needs scipy (python3-scipy).
+    streams), equal_windows (whether both rows' estimates cover the same time: the same rounds,
+    told by their events, and the same warmup_used), and the matched parameters under
+    "parameters". A coupled pair whose windows differ pairs weakly (the interval stays valid) and
+    gives a warning. Needs scipy (python3-scipy).
     """
+    import warnings
+
     from scipy import stats
 
     table = load_group(path, "simulate")
@@ -158,6 +163,17 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
             d = x - y
             t = stats.t.ppf(0.5 + level / 2.0, n - 1)
             shared = table["common_random_numbers"][row_a] if "common_random_numbers" in table else ""
+            common = by in str(shared).split(",")
+            equal_windows = _equal_windows(table, row_a, row_b)
+            if common and not equal_windows:
+                warnings.warn(
+                    f"{path}: tasks {int(table['task_id'][row_a])} and {int(table['task_id'][row_b])}"
+                    f" shared their streams but their windows differ (warmup_used "
+                    f"{table['warmup_used'][row_a]:g} and {table['warmup_used'][row_b]:g}, events "
+                    f"{int(table['events'][row_a])} and {int(table['events'][row_b])}: they stopped "
+                    f"at different rounds), so the pairing is weak; a horizon at which both pass "
+                    f"their diagnostics in the first round makes the windows equal (docs/sim.md, "
+                    f"\"Common random numbers\")", stacklevel=2)
             pairs.append({
                 "task_id_a": int(table["task_id"][row_a]),
                 "task_id_b": int(table["task_id"][row_b]),
@@ -167,10 +183,21 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
                 "correlation": float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0
                 else float("nan"),
                 "unpaired_half_width": float(t * np.sqrt((x.var(ddof=1) + y.var(ddof=1)) / n)),
-                "common": by in str(shared).split(","),
+                "common": common,
+                "equal_windows": equal_windows,
                 "parameters": {name: table[name][row_a] for name in parameters},
             })
     return pairs
+
+
+def _equal_windows(table, row_a, row_b):
+    """Whether two simulate rows' estimates cover the same time: the same warm-up and the same
+    rounds. Rounds double the length and tasks with shared streams see the same arrivals, so their
+    events (all rounds) agree closely on the same rounds and differ about twofold per round."""
+    warmup_a, warmup_b = table["warmup_used"][row_a], table["warmup_used"][row_b]
+    events_a, events_b = float(table["events"][row_a]), float(table["events"][row_b])
+    return bool(np.isclose(warmup_a, warmup_b, rtol=1e-12, atol=0.0)
+                and abs(events_a - events_b) <= 0.1 * max(events_a, events_b))
 
 
 class Table(dict):

@@ -11,8 +11,12 @@ endfunction()
 
 file(REMOVE_RECURSE ${WORK_DIR})
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
-step("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${WORK_DIR}/build
-  -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-  -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
-step("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-step("run the consumer" ${WORK_DIR}/build/qsweep_consumer)
+# Once as a C++-only project, once with C enabled too: the package finds MPI either way.
+foreach(with_c OFF ON)
+  set(build ${WORK_DIR}/build-c-${with_c})
+  step("configure the consumer (C ${with_c})" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${build}
+    -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCONSUMER_WITH_C=${with_c})
+  step("build the consumer (C ${with_c})" ${CMAKE_COMMAND} --build ${build})
+  step("run the consumer (C ${with_c})" ${build}/qsweep_consumer)
+endforeach()

@@ -80,6 +80,21 @@ std::string table_text(const ColumnSpec& spec, const CellValue& cell) {
       cell);
 }
 
+// One key per line, each value compact: a per-server column of N = 1e4 is one line, not 1e4, and
+// the output stays valid JSON with every value.
+void print_one_key_per_line(const nlohmann::ordered_json& object) {
+  const auto dump = [](const nlohmann::ordered_json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::printf("{");
+  const char* separator = "\n";
+  for (const auto& [key, value] : object.items()) {
+    std::printf("%s  %s: %s", separator, dump(key).c_str(), dump(value).c_str());
+    separator = ",\n";
+  }
+  std::printf("\n}\n");
+}
+
 void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Memory& memory,
            bool json) {
   const auto& columns = sweep::group_columns(task.method());
@@ -95,7 +110,7 @@ void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Mem
     out["baseline_memory_bytes"] = memory.baseline;
     out["peak_memory_bytes"] = memory.peak;
     for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = cell_json(row.cells[i]);
-    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    print_one_key_per_line(out);
     return;
   }
   std::vector<std::pair<std::string, std::string>> lines = {

@@ -183,7 +183,7 @@ not_run docs/sim.md "ninja -C build qsweep_bench_sim_events" "benchmarks"
 not_run docs/sim.md "- method: simulate" "a block of a sweep: tests/integration/run_crn.sh runs such blocks"
 not_run docs/sim.md "from qsweep_results import paired_difference" \
   "needs a results file of tasks with common random numbers: tests/integration/run_crn.sh calls it"
-not_run docs/sim.md "build/bench/qsweep_bench_sim_crn 80 1000" "a benchmark (minutes)"
+not_run docs/sim.md "build/bench/qsweep_bench_sim_crn 100 8000" "a benchmark (minutes)"
 
 # ---------------------------------------------------------------------------------------------
 # docs/figures.md

@@ -172,4 +172,10 @@ code=$?
 set -e
 [[ $code -eq 3 ]] || { echo "FAIL: unstable eval exit code $code"; exit 1; }
 echo "$out" | "$python" -c 'import json, sys; d = json.load(sys.stdin); assert d["status"] == "unstable" and "servers {1,2,3,4}" in d["error"] and d["EQ"] is None, d'
+# --json prints one key per line with every value: N = 10000 servers make one ER_server line of
+# 10000 numbers, not 10000 lines.
+big=$("$qsweep" eval --json --family complete --N 10000 --d 10000 --lambda 0.5)
+lines=$(wc -l <<<"$big")
+[[ $lines -lt 100 ]] || { echo "FAIL: eval --json at N = 10000 printed $lines lines"; exit 1; }
+"$python" -c 'import json, sys; d = json.load(sys.stdin); s = d["ER_server"]; assert d["status"] == "done" and len(s) == 10000 and min(s) == max(s) > 0, (d["status"], len(s))' <<<"$big"
 echo "eval checks passed"

@@ -83,7 +83,7 @@ def load_tasks(path):
 def load_group(path, group, statuses=("done",)):
     """One method group ("exact", "simulate" or "ldp") as a Table, one row per task.
 
-    Adds the task's `status` and `error` from /tasks (its key, by which rows of two files of a
+    Adds the task's `status`, `error` and `warning` from /tasks (its key, by which rows of two files of a
     study join, is load_tasks(path)["key"][table["task_id"]]). By default only finished tasks are
     returned; pass statuses=None for every row (results of unfinished rows are NaN / -1).
     Vector columns (pmf, alpha, ...) are 2-D arrays [rows, width] padded with NaN; ragged
@@ -95,8 +95,11 @@ def load_group(path, group, statuses=("done",)):
         columns = _read_columns(f[group])
     tasks = load_tasks(path)
     ids = columns["task_id"]
-    # The task's status and error right after task_id, as `qsweep export` has them.
-    ordered = {"task_id": ids, "status": tasks["status"][ids], "error": tasks["error"][ids]}
+    # The task's status, error and warning right after task_id, as `qsweep export` has the status
+    # and the warning (files before format version 2 have no warnings: empty).
+    ordered = {"task_id": ids, "status": tasks["status"][ids], "error": tasks["error"][ids],
+               "warning": (tasks["warning"][ids] if "warning" in tasks
+                           else np.full(len(ids), "", dtype=str))}
     ordered.update((name, values) for name, values in columns.items() if name != "task_id")
     table = Table(ordered)
     if statuses is not None:
@@ -135,7 +138,7 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
     if per_replication not in table:
         raise KeyError(f"{path}: no column '{per_replication}' (a file made before per-replication "
                        f"estimates were stored, or an estimate other than ET and EQ)")
-    ignored = {"task_id", "status", "error", by} | ({"policy_d"} if by == "policy" else set())
+    ignored = {"task_id", "status", "error", "warning", by} | ({"policy_d"} if by == "policy" else set())
     parameters = [n for n in names[:names.index("EQ")] if n not in ignored]
 
     def key(row):

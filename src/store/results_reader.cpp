@@ -330,6 +330,11 @@ std::vector<TableColumn> ResultsReader::read_table(const std::string& group,
         for (const std::int64_t id : *ids) tasks.listed.push_back(static_cast<hsize_t>(id));
         const H5Id status = open_dataset(file_->get(), "/tasks/status");
         table.push_back({"status", status_names(read_statuses(status.get(), tasks))});
+        // And its warning (files since format version 2), where people plot from.
+        if (H5Lexists(file_->get(), "/tasks/warning", H5P_DEFAULT) > 0) {
+          const H5Id warning = open_dataset(file_->get(), "/tasks/warning");
+          table.push_back(read_column(warning.get(), "/tasks/warning", "warning", tasks));
+        }
       }
     }
     return table;

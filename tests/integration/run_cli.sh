@@ -77,8 +77,11 @@ with h5py.File("out.h5", "r") as f:
     rows = list(csv.DictReader(open("exact.csv")))
     assert len(rows) == g["task_id"].shape[0]
     assert "pmf" not in rows[0] and "ER_server" not in rows[0] and "status" in rows[0]
+    assert list(rows[0])[:3] == ["task_id", "status", "warning"], list(rows[0])[:3]
+    warnings = f["tasks/warning"].asstr()[()]
     for i, row in enumerate(rows):
         assert int(row["task_id"]) == g["task_id"][i]
+        assert row["warning"] == warnings[g["task_id"][i]], (i, row["warning"])
         assert row["family"] == g["family"][i].decode()
         eq = g["EQ"][i]
         assert (row["EQ"] == "" and np.isnan(eq)) or float(row["EQ"]) == eq, (i, row["EQ"], eq)

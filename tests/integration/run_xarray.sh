@@ -62,10 +62,12 @@ with h5py.File(path, "r") as f:
     for group in groups[1:]:
         table = load_group(path, group, statuses=None)
         names = list(table)
-        assert names[:3] == ["task_id", "status", "error"], names[:3]
+        assert names[:4] == ["task_id", "status", "error", "warning"], names[:4]
+        ids = table["task_id"]
+        assert list(table["warning"]) == list(f["tasks/warning"].asstr()[()][ids]), group
         schema = [n for n in f[group] if not h5py.h5ds.is_scale(f[group][n].id)
                   and not n.endswith(("_offset", "_count"))]
-        assert [n for n in names[3:]] == schema[1:], (group, names, schema)
+        assert [n for n in names[4:]] == schema[1:], (group, names, schema)
         x = table.to_xarray()
         assert list(x.indexes) == ["task_id"] and x.sizes["task_id"] == table.rows
         for name in x.data_vars:

@@ -17,6 +17,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "command.hpp"
 #include "qsweep/common/closest_match.hpp"
@@ -30,6 +32,19 @@
 
 namespace qsweep::cli {
 namespace {
+
+// The entries of a results file's `history` attribute, one per line (none in files made before
+// it was kept).
+std::vector<std::string> history_lines(const std::string& history) {
+  std::vector<std::string> lines;
+  std::size_t begin = 0;
+  while (begin < history.size()) {
+    const std::size_t end = std::min(history.find('\n', begin), history.size());
+    if (end > begin) lines.push_back(history.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return lines;
+}
 
 // --- status -----------------------------------------------------------------------------------
 
@@ -141,6 +156,7 @@ void print_json(const store::ResultsReader& reader, const StatusReport& report) 
                     {"git_commit", reader.attribute("git_commit")},
                     {"mpi_ranks", integer_json(reader.attribute("mpi_ranks"))},
                     {"command", reader.attribute("command_line")}};
+  out["history"] = history_lines(reader.attribute("history"));
   out["writer"] =
       report.writer.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(report.writer);
   out["activity"] = activity_json(report.activity, store::unix_seconds());
@@ -217,6 +233,12 @@ int status_command(const StatusArgs& args) {
   fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n", shown("created"),
              shown("hostname"), shown("qsweep_version"), shown("git_commit"), shown("mpi_ranks"));
   fmt::print("command:  {}\n", shown("command_line"));
+  // A grown or merged file: the runs and merges it continues, oldest first.
+  if (const std::vector<std::string> history = history_lines(reader.attribute("history"));
+      history.size() > 1) {
+    for (std::size_t i = 0; i < history.size(); ++i)
+      fmt::print("{}{}\n", i == 0 ? "history:  " : "          ", printable(history[i]));
+  }
   if (!report.writer.empty()) fmt::print("writing:  {}\n", report.writer);
   if (report.activity) print_activity(*report.activity);
   fmt::print("\n");

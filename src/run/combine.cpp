@@ -38,6 +38,13 @@ ResultsSource open_source(const std::string& path) {
   const store::ResultsReader reader(path);
   const std::string version = reader.attribute("format_version");
   source.format_version = std::stoull(version);  // the reader checked it is a version it reads
+  source.history = reader.attribute("history");
+  if (source.history.empty()) {
+    source.history = store::history_entry(
+        reader.attribute("created"), reader.attribute("command_line"),
+        reader.attribute("hostname"), reader.attribute("mpi_ranks"),
+        reader.attribute("qsweep_version"), reader.attribute("git_commit"));
+  }
   // The plan comes from the sweep file stored in the results: the file verifies itself. A
   // version 2 file has a row for each task its sweep repeats in another block.
   try {
@@ -136,9 +143,25 @@ void check_kept(const sweep::Plan& to, const std::string& to_name, const Results
 
 std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
                                           const std::vector<const ResultsSource*>& sources,
-                                          const store::Provenance& provenance,
+                                          const store::Provenance& now,
                                           store::WriterLock& lock,
                                           const std::function<bool()>& stop_now) {
+  // The new file's history continues those of the files of its study (not of files whose rows
+  // are reused: each such row names its source); an entry two parts share is kept once.
+  store::Provenance provenance = now;
+  std::unordered_set<std::string> entries;
+  for (const ResultsSource* source : sources) {
+    if (!source->reused_from.empty()) continue;
+    std::size_t begin = 0;
+    while (begin < source->history.size()) {
+      std::size_t end = source->history.find('\n', begin);
+      end = end == std::string::npos ? source->history.size() : end + 1;
+      std::string entry = source->history.substr(begin, end - begin);
+      if (entry.back() != '\n') entry += '\n';
+      if (entries.insert(entry).second) provenance.history += entry;
+      begin = end;
+    }
+  }
   // Each source's finished rows by task content (the first row of a content).
   std::vector<std::unordered_map<std::string, std::uint64_t>> rows_of(sources.size());
   for (std::size_t s = 0; s < sources.size(); ++s) {

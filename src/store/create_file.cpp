@@ -81,7 +81,14 @@ std::string full_disk_note(const std::string& path) {
 Provenance Provenance::now(std::string command_line, int mpi_ranks) {
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
-  return Provenance{std::move(command_line), host.data(), iso8601_utc_now(), mpi_ranks};
+  return Provenance{std::move(command_line), host.data(), iso8601_utc_now(), mpi_ranks, {}};
+}
+
+std::string history_entry(const std::string& created, const std::string& command_line,
+                          const std::string& hostname, const std::string& mpi_ranks,
+                          const std::string& qsweep_version, const std::string& git_commit) {
+  return created + " " + command_line + " (on " + hostname + ", " + mpi_ranks +
+         " MPI ranks, qsweep " + qsweep_version + ", git " + git_commit + ")\n";
 }
 
 void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, const Layout& layout,
@@ -95,6 +102,7 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
   broadcast_string(provenance.command_line, comm, "provenance");
   broadcast_string(provenance.hostname, comm, "provenance");
   broadcast_string(provenance.created, comm, "provenance");
+  broadcast_string(provenance.history, comm, "provenance");
   detail::check_mpi(MPI_Bcast(&provenance.mpi_ranks, 1, MPI_INT, 0, comm), "MPI_Bcast",
                     "provenance");
   std::string plan_hash = sweep.plan_hash;
@@ -123,6 +131,12 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
     write_string_attribute(root, "command_line", provenance.command_line);
     write_int_attribute(root, "mpi_ranks", provenance.mpi_ranks);
     write_string_attribute(root, "hostname", provenance.hostname);
+    write_string_attribute(
+        root, "history",
+        provenance.history + history_entry(provenance.created, provenance.command_line,
+                                           provenance.hostname,
+                                           std::to_string(provenance.mpi_ranks), kVersion,
+                                           git_commit()));
     write_string_attribute(root, "sweep_name", sweep.name);
     write_string_attribute(root, "sweep_source", sweep.source);
     write_string_attribute(root, "sweep_yaml", sweep.yaml_text);

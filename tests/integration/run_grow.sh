@@ -109,6 +109,11 @@ with h5py.File(sys.argv[1]) as a, h5py.File(sys.argv[2]) as b:
     assert (a["simulate/task_id"][()] == b["simulate/task_id"][()]).all()
     assert (a["tasks/checksum"][8:10] == b["tasks/checksum"][8:10]).all()  # same ids, same seal
     assert a["exact/pmf"].shape[1] == 11 and b["exact/pmf"].shape[1] == 16
+    # Each growth appends to the history: the first run, then the two --resume that grew it.
+    history = b.attrs["history"].splitlines()
+    assert len(history) == 3 and a.attrs["history"].splitlines() == history[:2], history
+    assert "run v1.yaml -o grown.h5" in history[0] and "run v2.yaml" in history[1], history
+    assert "run v3.yaml -o grown.h5 --resume" in history[2] and "2 MPI ranks" in history[2]
 PY
 
 # The grown file is in the order of v3's plan: bytewise equal to a fresh run of v3 (rows matched

@@ -52,6 +52,26 @@ grep -q "c.h5: 10 tasks of sweep 'study'.* 10 finished rows copied" merge.txt ||
   fail "merge summary: $(cat merge.txt)"
 $CHECK same c.h5 whole.h5 --other-sweep-text
 "$QSWEEP" verify c.h5 >/dev/null || fail "the merged file does not verify"
+# The merged file's history: the runs of both halves (2 and 3 ranks), then the merge.
+"$PYTHON" - "$QSWEEP" <<'PY' || fail "history of the merged file"
+import json, subprocess, sys
+import h5py
+def history(path):
+    with h5py.File(path, "r") as f:
+        return f.attrs["history"].splitlines()
+a, b, c = history("a.h5"), history("b.h5"), history("c.h5")
+assert len(a) == 1 and "run half1.yaml -o a.h5" in a[0] and "2 MPI ranks" in a[0], a
+assert len(b) == 1 and "run half2.yaml -o b.h5" in b[0] and "3 MPI ranks" in b[0], b
+assert c[:2] == a + b and len(c) == 3 and "merge a.h5 b.h5 -o c.h5" in c[2], c
+with h5py.File("c.h5", "r") as f:
+    assert c[2].startswith(f.attrs["created"] + " "), (c[2], f.attrs["created"])
+status = json.loads(subprocess.run([sys.argv[1], "status", "c.h5", "--json"], check=True,
+                                   capture_output=True, text=True).stdout)
+assert status["history"] == c, status["history"]
+text = subprocess.run([sys.argv[1], "status", "c.h5"], check=True, capture_output=True,
+                      text=True).stdout
+assert "history:  " + c[0] in text and c[2] in text, text
+PY
 cp c.h5 c0.h5
 mpi 2 "$QSWEEP" run whole.yaml -o c.h5 --resume --quiet  # the same plan: nothing to run
 $CHECK same c.h5 c0.h5

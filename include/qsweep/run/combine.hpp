@@ -26,6 +26,9 @@ struct ResultsSource {
   std::optional<store::Layout> layout;
   store::Verification verified;
   std::uint64_t format_version = 0;
+  // Its `history` attribute (one entry per line); for a file made before histories were kept,
+  // one entry made from its provenance attributes.
+  std::string history;
   // Empty for a file of the study being written (grown or merged); for a file of another study
   // (run --reuse), the text written into /tasks/reused_from of each row copied from it.
   std::string reused_from;
@@ -72,11 +75,12 @@ class CombineStopped : public std::runtime_error {
 // thrown, so a stopped job ends without waiting for a long copy and leaves nothing behind.
 // One process (MPI_COMM_SELF), holding `lock`, the writer lock of `path`, which holds the new file
 // too. A row taken from a source with `reused_from` gets that text in /tasks/reused_from; other
-// rows keep theirs. Returns how many rows were copied from each source (in the order of
-// `sources`; a row held by several counts for the first).
+// rows keep theirs. The new file's provenance is `now`, and its history continues the histories
+// of the sources of its study (those without `reused_from`). Returns how many rows were copied
+// from each source (in the order of `sources`; a row held by several counts for the first).
 std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
                                           const std::vector<const ResultsSource*>& sources,
-                                          const store::Provenance& provenance,
+                                          const store::Provenance& now,
                                           store::WriterLock& lock,
                                           const std::function<bool()>& stop_now);
 

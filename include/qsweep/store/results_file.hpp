@@ -25,10 +25,18 @@ struct Provenance {
   std::string hostname;
   std::string created;  // ISO 8601, UTC
   int mpi_ranks = 1;
+  // The history of the files this one continues (grown, merged): their `history` entries, one
+  // per line; empty for a new study. The new file's `history` is this and its own entry.
+  std::string history;
 
   // Hostname and time of now.
   static Provenance now(std::string command_line, int mpi_ranks);
 };
+
+// One line of a file's `history` attribute: when, what command, where and by which qsweep.
+std::string history_entry(const std::string& created, const std::string& command_line,
+                          const std::string& hostname, const std::string& mpi_ranks,
+                          const std::string& qsweep_version, const std::string& git_commit);
 
 // The sweep a file holds the results of, stored as root attributes.
 struct SweepIdentity {

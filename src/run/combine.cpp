@@ -40,10 +40,10 @@ ResultsSource open_source(const std::string& path) {
   source.format_version = std::stoull(version);  // the reader checked it is a version it reads
   source.history = reader.attribute("history");
   if (source.history.empty()) {
-    source.history = store::history_entry(
-        reader.attribute("created"), reader.attribute("command_line"),
-        reader.attribute("hostname"), reader.attribute("mpi_ranks"),
-        reader.attribute("qsweep_version"), reader.attribute("git_commit"));
+    source.history =
+        store::history_entry(reader.attribute("created"), reader.attribute("command_line"),
+                             reader.attribute("hostname"), reader.attribute("mpi_ranks"),
+                             reader.attribute("qsweep_version"), reader.attribute("git_commit"));
   }
   // The plan comes from the sweep file stored in the results: the file verifies itself. A
   // version 2 file has a row for each task its sweep repeats in another block.
@@ -143,8 +143,7 @@ void check_kept(const sweep::Plan& to, const std::string& to_name, const Results
 
 std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
                                           const std::vector<const ResultsSource*>& sources,
-                                          const store::Provenance& now,
-                                          store::WriterLock& lock,
+                                          const store::Provenance& now, store::WriterLock& lock,
                                           const std::function<bool()>& stop_now) {
   // The new file's history continues those of the files of its study (not of files whose rows
   // are reused: each such row names its source); an entry two parts share is kept once.

@@ -133,10 +133,9 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
     write_string_attribute(root, "hostname", provenance.hostname);
     write_string_attribute(
         root, "history",
-        provenance.history + history_entry(provenance.created, provenance.command_line,
-                                           provenance.hostname,
-                                           std::to_string(provenance.mpi_ranks), kVersion,
-                                           git_commit()));
+        provenance.history +
+            history_entry(provenance.created, provenance.command_line, provenance.hostname,
+                          std::to_string(provenance.mpi_ranks), kVersion, git_commit()));
     write_string_attribute(root, "sweep_name", sweep.name);
     write_string_attribute(root, "sweep_source", sweep.source);
     write_string_attribute(root, "sweep_yaml", sweep.yaml_text);

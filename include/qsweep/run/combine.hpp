@@ -80,8 +80,7 @@ class CombineStopped : public std::runtime_error {
 // from each source (in the order of `sources`; a row held by several counts for the first).
 std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
                                           const std::vector<const ResultsSource*>& sources,
-                                          const store::Provenance& now,
-                                          store::WriterLock& lock,
+                                          const store::Provenance& now, store::WriterLock& lock,
                                           const std::function<bool()>& stop_now);
 
 // The files a killed job may leave beside the results file `path`: "<path>.partial" (a file

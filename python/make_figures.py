@@ -7,7 +7,7 @@
     python/make_figures.py --run                 # run the small paper sweeps (mpirun), then draw
     python/make_figures.py                       # draw from results/<sweep>.h5 already there
     python/make_figures.py --large               # also the cluster-sized sweeps' figures
-    python/make_figures.py results/my.h5 --figure jsq-fig2   # one file, a chosen figure
+    python/make_figures.py results/my.h5 --figure jsq-fig2   # a chosen figure: my-jsq-fig2.png
 
 Figures go to figures/<results file name>.png and .pdf next to the results files
 (results/figures/ by default). It runs from any directory: the sweeps, the default qsweep
@@ -51,6 +51,9 @@ def run_sweep(name, args):
 def draw(path, out_dir, args):
     module = qsweep_results.figure_for(path, args.figure)
     name = os.path.splitext(os.path.basename(path))[0]
+    # A chosen figure is named after it too: another figure of the same file does not overwrite it.
+    if args.figure:
+        name += f"-{args.figure}"
     drawing = module.draw(path)
     for written in qsweep_results.save(drawing, out_dir, name, args.formats, args.dpi):
         print(f"make_figures: wrote {written}")

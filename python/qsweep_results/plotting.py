@@ -7,6 +7,7 @@ data of the drawn artists (found by their gid = series key).
 """
 
 import dataclasses
+import math
 import os
 
 import matplotlib
@@ -99,8 +100,23 @@ def save(drawing, out_dir, name, formats=("png", "pdf"), dpi=150):
 
 
 def tail_from_pmf(pmf):
-    """P(Q >= q) for q = 0..len(pmf) - 1 from P(Q = q) (the mass beyond the last q included)."""
-    return 1.0 - np.concatenate(([0.0], np.cumsum(pmf[:-1])))
+    """P(Q >= q) for q = 0..len(pmf) - 1 from P(Q = q), the mass beyond the last q included.
+
+    Summed from the far end, so that a tail keeps its relative precision down to the smallest
+    probabilities (1 - cumsum falls to 0, a cliff on a log scale, once the tail is below the
+    rounding of 1, about 1e-16). The mass beyond the last q, 1 - sum(pmf), is known only to that
+    rounding: it is added where it stands clear of it (above 1e-12), else taken as 0.
+    """
+    pmf = np.asarray(pmf, dtype=float)
+    beyond = 1.0 - math.fsum(pmf)
+    beyond = beyond if beyond > 1e-12 else 0.0
+    return np.cumsum(pmf[::-1])[::-1] + beyond
+
+
+def legend_outside(ax, **style):
+    """The axes' legend below its plotting area, where it covers no curve."""
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), fontsize="small",
+                     **style)
 
 
 def require(table, what, path):

@@ -10,7 +10,7 @@ graph seeds in the file, and a band from the smallest to the largest value over 
 import numpy as np
 
 from .loader import load_group
-from .plotting import Series, new_drawing, plain_log_ticks, plot_series, require
+from .plotting import Series, legend_outside, new_drawing, plain_log_ticks, plot_series, require
 
 TARGET_RHO = 0.9
 
@@ -42,17 +42,29 @@ def draw(path):
     exact = load_group(path, "exact").select(family=["complete", "random_regular", "ring"])
     groups = structures(exact)
     complete = require(exact.select(family="complete", d=2), "the complete graph (d = 2)", path)
-    n_max = int(max(complete["N"]))
+    sparse = [rows for key, _, rows in groups if key != "complete"]
+    if not sparse:
+        raise ValueError(f"{path}: no finished random_regular or ring tasks to compare with the "
+                         "complete graph; run the figure's sweep first (qsweep status shows what "
+                         "is missing)")
+    # Panels (a, b): the largest N at which the complete graph and a sparse graph both have rows.
+    shared = [n for n in complete.unique("N") if any(rows.mask(N=n).any() for rows in sparse)]
+    if not shared:
+        raise ValueError(f"{path}: the sparse graphs' N and the complete graph's share no value")
+    n_max = int(max(shared))
     drawing, (ax_et, ax_ratio, ax_n) = new_drawing(3)
     reference = complete.select(N=n_max).sorted_by("rho")
     rho = reference["rho"]
     target = rho[np.argmin(np.abs(rho - TARGET_RHO))]
     sizes = list(complete.unique("N"))
 
+    missing = []  # structures without rows at n_max: in panel (c) only, and named in the title
     for key, label, rows in groups:
-        if not rows.select(N=n_max).rows:
-            continue
         several = len(rows.unique("graph_seed")) > 1
+        if not rows.select(N=n_max).rows:
+            missing.append(label)
+            plot_against_n(ax_n, drawing, rows, complete, sizes, target, key, label, several)
+            continue
         # (a) E[T] and (b) ratio to complete, at the largest N
         largest = rows.select(N=n_max, rho=list(rho))
         loads = np.array([r for r in rho if largest.mask(rho=r).any()])
@@ -66,17 +78,7 @@ def draw(path):
         plot_series(ax_ratio, drawing, Series(f"ratio/N={n_max}/{key}", loads, ratio, ids,
                                               lo=r_lo if several else None, hi=r_hi if several else None),
                     marker=".", label=label)
-        # (c) ratio against N at the target load
-        at_target = rows.select(rho=target)
-        ns = [n for n in sizes if at_target.mask(N=n).any()]
-        ratios = [at_target.select(N=n)["ET"] / complete.select(N=n, rho=target)["ET"][0] for n in ns]
-        plot_series(ax_n, drawing,
-                    Series(f"ratio/rho={target:g}/{key}", np.array(ns, dtype=float),
-                           np.array([r.mean() for r in ratios]),
-                           np.array([at_target.select(N=n)["task_id"][0] for n in ns]),
-                           lo=np.array([r.min() for r in ratios]) if several else None,
-                           hi=np.array([r.max() for r in ratios]) if several else None),
-                    marker="o", label=label)
+        plot_against_n(ax_n, drawing, rows, complete, sizes, target, key, label, several)
     ax_et.set_yscale("log")
     plain_log_ticks(ax_et)
     ax_et.set_xlabel("load $\\rho$")
@@ -88,8 +90,26 @@ def draw(path):
     ax_n.set_xlabel("N (servers)")
     ax_n.set_ylabel("E[T] / E[T](complete)")
     ax_n.set_title(f"(c) relative to the complete graph, $\\rho$ = {target:g}")
-    for ax in (ax_et, ax_ratio, ax_n):
-        ax.legend(fontsize="small")
-    drawing.figure.suptitle("Redundancy d = 2 on sparse graphs: exact E[T] "
-                            "(bands: range over the random graphs)")
+    # One legend for the three panels (the same structures in the same colours), below the middle.
+    legend_outside(ax_ratio, ncols=2)
+    title = "Redundancy d = 2 on sparse graphs: exact E[T] (bands: range over the random graphs)"
+    if missing:
+        title += f"\nnot at N = {n_max}, so in (c) only: {', '.join(missing)}"
+    drawing.figure.suptitle(title)
     return drawing
+
+
+def plot_against_n(ax, drawing, rows, complete, sizes, target, key, label, several):
+    """Panel (c): the ratio to the complete graph against N at the target load."""
+    at_target = rows.select(rho=target)
+    ns = [n for n in sizes if at_target.mask(N=n).any()]
+    if not ns:
+        return
+    ratios = [at_target.select(N=n)["ET"] / complete.select(N=n, rho=target)["ET"][0] for n in ns]
+    plot_series(ax, drawing,
+                Series(f"ratio/rho={target:g}/{key}", np.array(ns, dtype=float),
+                       np.array([r.mean() for r in ratios]),
+                       np.array([at_target.select(N=n)["task_id"][0] for n in ns]),
+                       lo=np.array([r.min() for r in ratios]) if several else None,
+                       hi=np.array([r.max() for r in ratios]) if several else None),
+                marker="o", label=label)

@@ -14,7 +14,8 @@ import matplotlib.colors
 import numpy as np
 
 from .loader import load_group
-from .plotting import Drawing, Grid, Series, plot_grid, plot_series, require, tail_from_pmf
+from .plotting import (Drawing, Grid, Series, legend_outside, plot_grid, plot_series, require,
+                       tail_from_pmf)
 
 import matplotlib.pyplot as plt  # noqa: E402  (after .plotting, which selects the Agg backend)
 
@@ -125,7 +126,7 @@ def draw(path):
     ax_tail.set_xlabel("x")
     ax_tail.set_ylabel("P((1 - $\\rho$) Q $\\geq$ x)")
     ax_tail.set_title("(b) scaled total number of jobs")
-    ax_tail.legend(fontsize="small", title="the heaviest loads lie on $e^{-x}$ (see the markers)",
+    legend_outside(ax_tail, title="the heaviest loads lie on $e^{-x}$ (see the markers)",
                    title_fontsize="small")
 
     # (c, d) the joint pmf with the line (p_1 x, p_2 x)
@@ -148,6 +149,6 @@ def draw(path):
     ax_share.set_xlabel("1 - $\\rho$")
     ax_share.set_ylabel("share of the jobs (dashed: $p_S$)")
     ax_share.set_title("type shares E[$Q_S$] / E[Q] $\\to$ $p_S$ (not in the paper)")
-    ax_share.legend(fontsize="small")
+    legend_outside(ax_share)
     figure.suptitle("Wedge, N = 3: state-space collapse in heavy traffic (exact)")
     return drawing

@@ -10,7 +10,7 @@ traffic.
 import numpy as np
 
 from .loader import load_group
-from .plotting import Series, new_drawing, plot_series, require
+from .plotting import Series, legend_outside, new_drawing, plot_series, require
 
 
 def ring_label(family, eps):
@@ -45,7 +45,7 @@ def draw(path):
         ax.axhline(1.0, color="gray", linewidth=0.8)
         ax.set_xlabel("q")
         ax.set_title(f"N = {n}")
-        ax.legend(fontsize="small")
+        legend_outside(ax)
     axes[0].set_ylabel("$\\alpha^*_q$ / $\\alpha_q(P)$")
     drawing.figure.suptitle("Light traffic: uniform complete graph vs rings (exact, eq. 30)")
     return drawing

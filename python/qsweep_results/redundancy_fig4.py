@@ -10,7 +10,7 @@ homogeneous ring differ by ~5%).
 import numpy as np
 
 from .loader import load_group
-from .plotting import Series, new_drawing, plot_series, require, tail_from_pmf
+from .plotting import Series, legend_outside, new_drawing, plot_series, require, tail_from_pmf
 from .redundancy_fig3 import ring_label
 
 FAMILIES = ["complete", "ring", "hetero_ring"]
@@ -74,12 +74,12 @@ def draw(path):
     ax_pmf.set_xlabel("q")
     ax_pmf.set_ylabel("P(Q = q)")
     ax_pmf.set_title("(a) occupancy probabilities")
-    ax_pmf.legend(fontsize="small")
+    legend_outside(ax_pmf)
     ax_tail.set_yscale("log")
     ax_tail.set_xlabel("q")
     ax_tail.set_ylabel("P(Q $\\geq$ q)")
     ax_tail.set_title("(b) tail")
-    ax_tail.legend(fontsize="small", loc="lower left")
+    legend_outside(ax_tail)
     rhos = ", ".join(f"{v:g}" for v in np.unique(exact["rho"]))
     ns = ", ".join(str(v) for v in np.unique(exact["N"]))
     how = "exact (lines)" + (", simulated (markers, 95% bands)" if sim is not None and sim.rows else "")

@@ -73,7 +73,11 @@ def row_of(rows, task_id):
 
 
 def tail_from(pmf):
-    return 1.0 - np.concatenate(([0.0], np.cumsum(pmf[:-1])))
+    """P(Q >= q): each tail summed exactly (math.fsum) from q on, plus the mass beyond the pmf
+    where it stands clear of the rounding of 1 - sum."""
+    beyond = 1.0 - math.fsum(pmf)
+    beyond = beyond if beyond > 1e-12 else 0.0
+    return np.array([math.fsum(pmf[q:]) + beyond for q in range(len(pmf))])
 
 
 # ---- 1. the drawing shows the series ---------------------------------------------------------
@@ -171,7 +175,7 @@ def check_redundancy_fig2(path, drawing):
         x = (1.0 - rows["rho"][r]) * q
         keep = x <= 6.0
         close(s.x, x[keep], "wedge tail x")
-        close(s.y, tail_from(rows["pmf"][r][:rows["qmax"][r] + 1])[keep], "wedge tail y", atol=1e-15)
+        close(s.y, tail_from(rows["pmf"][r][:rows["qmax"][r] + 1])[keep], "wedge tail y")
         # Paper eq. (28): P(Q = 0) of the wedge with edge rates 3 lambda (7/12, 5/12), mu = 1.
         lam = rows["lambda"][r]
         l12, l23 = 3 * lam * 7 / 12, 3 * lam * 5 / 12
@@ -286,7 +290,7 @@ def check_redundancy_fig4(path, drawing):
         pmf = rows["pmf"][r][:len(q)]
         close(drawing.series["pmf/" + key].x, q, key + " q")
         close(drawing.series["pmf/" + key].y, pmf, key + " pmf")
-        close(drawing.series["tail/" + key].y, tail_from(pmf), key + " tail", atol=1e-15)
+        close(drawing.series["tail/" + key].y, tail_from(pmf), key + " tail")
         if n == 4 and family in ("complete", "ring"):
             formula = eq36_complete4 if family == "complete" else eq37_ring4
             close(drawing.series["pmf/" + key].y, formula(rho, q.astype(float)),
@@ -383,10 +387,19 @@ def check_jsq_fig2(path, drawing):
     check_legend_outside(drawing)
 
 
+def figure_title(drawing):
+    """The figure's title (suptitle; matplotlib 3.6 has no public getter)."""
+    import matplotlib.text
+    texts = [t.get_text() for t in drawing.figure.findobj(matplotlib.text.Text)
+             if t.get_text().startswith("Redundancy d = 2")]
+    return texts[0] if texts else ""
+
+
 def check_random_regular(path, drawing):
     rows = raw_group(path, "exact")
     complete = rows["family"] == "complete"
-    n_max = rows["N"].max()
+    # Panels (a, b) are at the largest N the complete graph shares with a sparse graph.
+    n_max = max(n for n in np.unique(rows["N"][complete]) if (rows["N"][~complete] == n).any())
 
     def complete_et(n, rho):
         return rows["ET"][np.flatnonzero(complete & (rows["N"] == n) & np.isclose(rows["rho"], rho, rtol=1e-12))[0]]
@@ -396,7 +409,18 @@ def check_random_regular(path, drawing):
     groups = {"complete": complete, "ring": rows["family"] == "ring"}
     for degree in np.unique(rows["degree"][rows["family"] == "random_regular"]):
         groups[f"random_regular/degree={degree}"] = (rows["family"] == "random_regular") & (rows["degree"] == degree)
+    missing = [key for key, members in groups.items() if not (members & (rows["N"] == n_max)).any()]
+    for key in missing:
+        if f"ET/N={n_max}/{key}" in drawing.series:
+            fail(f"random-regular: {key} has no rows at N = {n_max} but a curve there")
+    title = figure_title(drawing)
+    if "sparse graphs" in title and not [k for k in groups if k != "complete" and k not in missing]:
+        fail(f"random-regular: the title says sparse graphs, none is drawn: {title}")
+    if missing and f"not at N = {n_max}" not in title:
+        fail(f"random-regular: the title does not say what is missing at N = {n_max}: {title}")
     for key, members in groups.items():
+        if key in missing:
+            continue
         et = [rows["ET"][members & (rows["N"] == n_max) & np.isclose(rows["rho"], rho, rtol=1e-12)]
               for rho in rhos]
         close(drawing.series[f"ET/N={n_max}/{key}"].y, [v.mean() for v in et], key + " E[T]")
@@ -420,6 +444,30 @@ def check_random_regular(path, drawing):
     for s in data_series(drawing).values():
         if not set(int(t) for t in s.task_ids) <= set(int(t) for t in rows["task_id"][drawn]):
             fail(f"series {s.key}: names tasks outside the drawn N and load")
+
+
+def check_random_regular_without_ring_at_largest_n(path, qsweep_results):
+    """A file whose ring rows at the largest N are not finished: the ring is drawn in panel (c)
+    only, and the title says so."""
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = os.path.join(scratch, "no-ring-at-largest-n.h5")
+        shutil.copy(path, copy)
+        with h5py.File(copy, "r+") as f:
+            g = f["exact"]
+            family = np.array([v.decode() for v in g["family"][...]])
+            largest = g["N"][...] == g["N"][...][family == "ring"].max()
+            pending = h5py.check_enum_dtype(f["tasks/status"].dtype)["pending"]
+            status = f["tasks/status"][...]
+            status[g["task_id"][...][(family == "ring") & largest]] = pending
+            f["tasks/status"][...] = status
+        drawing = qsweep_results.FIGURES["random-regular"].draw(copy)
+        check_random_regular(copy, drawing)
+        if not any(key.endswith("/ring") and key.startswith("ratio/rho=") for key in drawing.series):
+            fail("random-regular: the ring is missing from panel (c) too")
+        print("figures_check: random-regular without the ring at the largest N: "
+              f"{figure_title(drawing).splitlines()[-1]}")
 
 
 def check_loader(path, qsweep_results):
@@ -485,24 +533,40 @@ def check_picture(figure_dir, stem):
         fail(f"{png}: fewer than 50 distinct colours (an empty figure?)")
 
 
+def check_tail_precision(qsweep_results):
+    """Tails keep their relative precision far below the rounding of 1: the pmf (1 - r) r^q,
+    q = 0..40, sums to r^q - r^41 from q on (its mass beyond, 1e-41, is below what 1 - sum can
+    resolve and is left out)."""
+    r = 0.1
+    q = np.arange(41)
+    tail = qsweep_results.plotting.tail_from_pmf((1 - r) * r ** q)
+    close(tail, r ** q - r ** 41, "tail of a geometric pmf", rtol=1e-13)
+
+
 def main():
     repo, figure_dir, *files = sys.argv[1:]
     sys.path.insert(0, os.path.join(repo, "python"))
     import qsweep_results
+    check_tail_precision(qsweep_results)
 
     if not set(CHECKS) == set(qsweep_results.FIGURES):
         fail(f"figures without a check: {set(qsweep_results.FIGURES) - set(CHECKS)}")
     checked = set()
     for item in files:
         path, _, figure = item.partition("=")
+        chosen = bool(figure)  # drawn with --figure: named after the figure too
         if not figure:
             figure = qsweep_results.SWEEPS[qsweep_results.read_attributes(path)["sweep_name"]]
         check_loader(path, qsweep_results)
         drawing = qsweep_results.FIGURES[figure].draw(path)
         check_artists(drawing)
         check_grids(drawing)
+        check_legend_outside(drawing)
         CHECKS[figure](path, drawing)
-        check_picture(figure_dir, os.path.splitext(os.path.basename(path))[0])
+        if figure == "random-regular":
+            check_random_regular_without_ring_at_largest_n(path, qsweep_results)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        check_picture(figure_dir, stem + (f"-{figure}" if chosen else ""))
         print(f"figures_check: {figure} from {os.path.basename(path)}: "
               f"{len(data_series(drawing))} series match the file")
         checked.add(figure)

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qsweep/refine/refine.hpp"
 #include "qsweep/sweep/task.hpp"
 
 namespace qsweep::sweep {
@@ -106,6 +107,25 @@ class PlanTasks {
   std::uint32_t kind_of(const Task& task);  // its index in kinds_, added if new
 };
 
+// Points of a refined curve, its initial values included, when `refine:` gives no max_points.
+inline constexpr std::uint64_t kDefaultRefinePoints = 100;
+
+// A block's `refine:` key (docs/sweep-format.md, "Refinement"): one numeric key of the block
+// (the axis) refined for one result column (the quantity), on every curve of the block: each
+// combination of the block's other keys is a curve whose first round is the axis' values.
+struct Refinement {
+  int block = 0;           // 0-based
+  std::string where;       // FILE:LINE:COLUMN of the `refine` key
+  std::string axis;        // the block key refined: lambda, rho, N, ...
+  std::string quantity;    // the result column of the method's group it follows (ET, EQ, ...)
+  std::string half_width;  // that column's 95% half-width column (simulate: ET_hw), "" if none
+  refine::Spec spec;
+  std::uint64_t curves = 0;          // combinations of the block's other values
+  std::uint64_t initial_points = 0;  // values of the axis: every curve's first round
+  // The most tasks the block may grow to: curves x max_points (duplicates aside).
+  std::uint64_t most_tasks() const { return curves * spec.max_points; }
+};
+
 struct Plan {
   std::string name;         // `name:` of the sweep file
   std::string source;       // path as given (for messages)
@@ -127,6 +147,8 @@ struct Plan {
   // Tasks of a block left out because an earlier block has a task of the same key (the plan
   // holds each computation once; `qsweep plan` says how many).
   std::uint64_t duplicates = 0;
+  // The blocks that refine (refine:), in block order.
+  std::vector<Refinement> refinements;
 };
 
 // The largest sweep file read: yaml-cpp holds about 250 bytes per byte of a dense list while

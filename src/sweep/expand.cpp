@@ -10,8 +10,11 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
+#include <stdexcept>
 
 #include "canonical.hpp"
 #include "cost_detail.hpp"
@@ -19,6 +22,7 @@
 #include "method.hpp"
 #include "qsweep/common/checked.hpp"
 #include "qsweep/common/closest_match.hpp"
+#include "qsweep/sweep/columns.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -192,6 +196,7 @@ std::optional<std::pair<Refinement, std::size_t>> parse_refine(
     fail(loc.at(node), fmt::format("refine is {}; expected {}", show(node), shape));
   Refinement r;
   r.block = block.index;
+  r.method = block.method;
   r.where = loc.at(entry.key_node);
   const MethodAdapter& method = method_adapter(block.method);
   std::map<std::string, std::pair<YAML::Node, YAML::Node>, std::less<>> given;
@@ -497,7 +502,32 @@ const std::string& BlockGrid::where_of(std::string_view key, std::uint64_t point
   return where_;
 }
 
-Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used) const {
+double BlockGrid::refined_x(std::uint64_t point) const {
+  const Axis& axis = axes_[refine_axis_];
+  const std::size_t i = value_index(refine_axis_, point);
+  if (!axis.generated.empty()) return axis.generated[i];
+  const Value& value = axis.values[i];
+  if (const auto* n = std::get_if<std::int64_t>(&value)) return static_cast<double>(*n);
+  if (const auto* x = std::get_if<double>(&value)) return *x;
+  if (const auto* load = std::get_if<Load>(&value)) return load->value;
+  throw std::logic_error("refine: the refined axis is not numeric");
+}
+
+Value BlockGrid::refined_value(double x) const {
+  const Axis& axis = axes_[refine_axis_];
+  if (axis.key->kind == Kind::integer) return static_cast<std::int64_t>(std::llround(x));
+  if (axis.key->kind == Kind::load) {
+    const Load* first = axis.values.empty() ? nullptr : std::get_if<Load>(&axis.values.front());
+    return Load{x, first ? first->relative : axis.relative};
+  }
+  return x;
+}
+
+std::uint64_t BlockGrid::curve_of(std::uint64_t point) const {
+  return point - value_index(refine_axis_, point) * stride_[refine_axis_];
+}
+
+Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used, const Value* refined) const {
   Draft d;
   d.task.params = default_params(method_);
   d.task.block = index_;
@@ -509,7 +539,9 @@ Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used) const {
       if (key.applies && !key.applies(d)) continue;
       const Axis& axis = axes_[a];
       const std::size_t i = value_index(a, point);
-      if (axis.generated.empty())
+      if (refined && refinement_ && a == refine_axis_)
+        key.apply(d, *refined);
+      else if (axis.generated.empty())
         key.apply(d, axis.values[i]);
       else
         key.apply(d, axis.generated_value(i));
@@ -660,3 +692,83 @@ std::uint64_t block_grid_size(const BlockInput& block, std::uint64_t room,
 }
 
 }  // namespace qsweep::sweep::detail
+
+namespace qsweep::sweep {
+namespace {
+
+const detail::BlockGrid& refining_grid(const Plan& plan, std::size_t r) {
+  const Refinement& refinement = plan.refinements.at(r);
+  const detail::BlockGrid* grid = plan.tasks.block_grid(refinement.block);
+  if (!grid || !grid->refinement())
+    throw std::logic_error(
+        fmt::format("refine: block {} of the plan has no grid that refines", refinement.block));
+  return *grid;
+}
+
+// The block's task at `point` (with the refined axis at `refined`, if given), costed.
+Task costed_task(const detail::BlockGrid& grid, std::uint64_t point, const detail::Value* refined) {
+  Task task = grid.task(point, nullptr, refined);
+  detail::PointContext context(grid, grid.on_unstable_error());
+  context.point = point;
+  if (const std::optional<CostEstimate> cost =
+          detail::method_adapter(grid.method()).prepare(task, context)) {
+    task.cost = cost->seconds;
+    task.memory = cost->memory.bytes;
+    task.result_memory = cost->memory.result_bytes;
+  }
+  return task;
+}
+
+}  // namespace
+
+std::vector<std::vector<RefinedPoint>> refinement_curves(const Plan& plan, std::size_t r) {
+  const detail::BlockGrid& grid = refining_grid(plan, r);
+  std::map<std::uint64_t, std::vector<RefinedPoint>> by_curve;
+  for (std::uint64_t point = 0; point < grid.points(); ++point) {
+    RefinedPoint p;
+    p.x = grid.refined_x(point);
+    p.task = costed_task(grid, point, nullptr);
+    p.grid_point = grid.curve_of(point);
+    by_curve[p.grid_point].push_back(std::move(p));
+  }
+  std::vector<std::vector<RefinedPoint>> curves;
+  std::set<std::string> seen;  // the keys of each curve's tasks
+  for (auto& [base, curve] : by_curve) {
+    std::stable_sort(curve.begin(), curve.end(),
+                     [](const RefinedPoint& a, const RefinedPoint& b) { return a.x < b.x; });
+    std::string keys;
+    for (const RefinedPoint& p : curve) keys += task_key(p.task);
+    if (seen.insert(keys).second) curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
+RefinedPoint refined_point(const Plan& plan, std::size_t r, const RefinedPoint& on_curve, double x,
+                           int round) {
+  const detail::BlockGrid& grid = refining_grid(plan, r);
+  const detail::Value value = grid.refined_value(x);
+  RefinedPoint p;
+  p.x = x;
+  p.task = costed_task(grid, on_curve.grid_point, &value);
+  p.round = round;
+  p.grid_point = on_curve.grid_point;
+  return p;
+}
+
+refine::Point curve_point(const Refinement& refinement, double x, const Row& row) {
+  const std::vector<ColumnSpec>& columns = group_columns(refinement.method);
+  const auto number = [&](const std::string& name) {
+    for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
+      if (columns[i].name == name)
+        if (const double* v = std::get_if<double>(&row.cells[i])) return *v;
+    return std::numeric_limits<double>::quiet_NaN();
+  };
+  refine::Point point;
+  point.x = x;
+  point.y = number(refinement.quantity);
+  point.half_width = refinement.half_width.empty() ? 0.0 : number(refinement.half_width);
+  if (std::isnan(point.half_width)) point.half_width = 0.0;
+  return point;
+}
+
+}  // namespace qsweep::sweep

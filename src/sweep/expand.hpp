@@ -89,7 +89,9 @@ class BlockGrid {
   std::uint64_t points() const { return points_; }
   // The task at `point` (0 <= point < points(); the last dimension varies fastest), without
   // its id and estimates. `used` (at expansion) marks the axes applied to it.
-  Task task(std::uint64_t point, std::vector<bool>* used = nullptr) const;
+  // `refined` (refining blocks): the value of the refined axis instead of the point's.
+  Task task(std::uint64_t point, std::vector<bool>* used = nullptr,
+            const Value* refined = nullptr) const;
   const std::vector<Axis>& axes() const { return axes_; }
   const std::string& where() const { return where_; }
   bool from_flags() const { return from_flags_; }
@@ -100,6 +102,12 @@ class BlockGrid {
   const std::optional<Refinement>& refinement() const { return refinement_; }
   // With refinement(): the index in axes() of the key it refines.
   std::size_t refine_axis() const { return refine_axis_; }
+  // With refinement(): the refined axis' value at `point` as a number, the value of the axis
+  // at number x, and the point of the curve of `point` (its refined axis at its first value).
+  double refined_x(std::uint64_t point) const;
+  Value refined_value(double x) const;
+  std::uint64_t curve_of(std::uint64_t point) const;
+  bool on_unstable_error() const { return on_unstable_error_; }
 
  private:
   std::optional<Refinement> refinement_;

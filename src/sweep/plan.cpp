@@ -367,6 +367,11 @@ std::string hash_of(const Tasks& tasks) {
 std::string plan_hash(const std::vector<Task>& tasks) { return hash_of(tasks); }
 std::string plan_hash(const PlanTasks& tasks) { return hash_of(tasks); }
 
+const detail::BlockGrid* PlanTasks::block_grid(int block) const {
+  if (block < 0 || static_cast<std::size_t>(block) >= grids_.size()) return nullptr;
+  return grids_[static_cast<std::size_t>(block)].get();
+}
+
 const Task PlanTasks::at(std::uint64_t id) const {
   if (id >= size())
     throw std::out_of_range(fmt::format("task {} of a plan of {} tasks", id, size()));

@@ -80,6 +80,48 @@ nlohmann::ordered_json parameters_json(const sweep::Task& task) {
   return out;
 }
 
+std::string criterion_text(const sweep::Refinement& r) {
+  if (r.spec.criterion == refine::Criterion::crossing)
+    return fmt::format("where {} crosses {}, bracketed to {} in {}", r.quantity, r.spec.crossing,
+                       r.spec.tolerance, r.axis);
+  return fmt::format("where interpolating {} errs by more than {} (relative)", r.quantity,
+                     r.spec.tolerance);
+}
+
+nlohmann::ordered_json refinement_json(const sweep::Refinement& r) {
+  nlohmann::ordered_json out = {
+      {"block", r.block},
+      {"axis", r.axis},
+      {"quantity", r.quantity},
+      {"criterion",
+       std::string(r.spec.criterion == refine::Criterion::crossing ? "crossing" : "interpolation")},
+      {"tolerance", r.spec.tolerance}};
+  if (r.spec.criterion == refine::Criterion::crossing) out["crossing"] = r.spec.crossing;
+  out["integer_axis"] = r.spec.integer_axis;
+  out["curves"] = r.curves;
+  out["initial_points"] = r.initial_points;
+  out["max_points"] = r.spec.max_points;
+  out["max_tasks"] = r.most_tasks();
+  return out;
+}
+
+// The blocks that refine: their initial points (the plan's tasks) and their budget.
+void print_refinements(const sweep::Plan& plan) {
+  if (plan.refinements.empty()) return;
+  std::printf(
+      "\nrefinement (docs/sweep-format.md, \"Refinement\"; the tasks above are the first "
+      "round):\n");
+  for (const sweep::Refinement& r : plan.refinements)
+    std::printf(
+        "  block %d: %s over %s, %s; %llu curve%s of %llu initial points, at most %llu points "
+        "each (max_points): at most %llu tasks\n",
+        r.block, r.quantity.c_str(), r.axis.c_str(), criterion_text(r).c_str(),
+        static_cast<unsigned long long>(r.curves), r.curves == 1 ? "" : "s",
+        static_cast<unsigned long long>(r.initial_points),
+        static_cast<unsigned long long>(r.spec.max_points),
+        static_cast<unsigned long long>(r.most_tasks()));
+}
+
 void print_tasks(const char* title, const std::vector<sweep::Task>& tasks) {
   if (tasks.empty()) return;
   std::printf("\n%s:\n", title);
@@ -134,6 +176,9 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
     out["max_memory_bytes"] = largest_memory;
     out["max_task_memory_bytes"] = limit.bytes;
     out["baseline_memory_bytes"] = limit.baseline_bytes;
+    out["refinements"] = nlohmann::ordered_json::array();
+    for (const sweep::Refinement& r : plan.refinements)
+      out["refinements"].push_back(refinement_json(r));
     out["groups"] = nlohmann::ordered_json::array();
     for (const auto& [key, g] : groups)
       out["groups"].push_back(
@@ -194,6 +239,7 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
         "each rank's share (docs/running.md, \"Tasks that span ranks\")\n",
         static_cast<unsigned long long>(spanning));
   }
+  print_refinements(plan);
   if (args.all_tasks) {
     std::printf("\ntasks:\n");
     for (const auto& task : plan.tasks)
@@ -226,6 +272,12 @@ int validate_command(const ValidateArgs& args) {
   if (plan.duplicates > 0)
     std::printf("; %llu duplicates of tasks of earlier blocks left out",
                 static_cast<unsigned long long>(plan.duplicates));
+  std::uint64_t most = 0;
+  for (const sweep::Refinement& r : plan.refinements) most += r.most_tasks();
+  if (!plan.refinements.empty())
+    std::printf("; %zu refining block%s, at most %llu tasks after refinement",
+                plan.refinements.size(), plan.refinements.size() == 1 ? "" : "s",
+                static_cast<unsigned long long>(most));
   std::printf(")\n");
   return exit_code::ok;
 }

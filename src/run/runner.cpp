@@ -110,6 +110,14 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
     throw Error("rank " + std::to_string(comm.rank()) + " expanded " + path +
                 " to a different plan than rank 0");
   }
+  // Every rank has the same plan, so the same verdict.
+  if (!plan.refinements.empty()) {
+    const sweep::Refinement& r = plan.refinements.front();
+    throw AgreedInputError(r.where +
+                           ": refine is checked and planned but qsweep run does not run "
+                           "refinement rounds yet (issue 33); expected a sweep without refine "
+                           "to run: `qsweep plan` shows its initial points");
+  }
   return plan;
 }
 

@@ -6,11 +6,15 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
+#include <stdexcept>
 
 #include "canonical.hpp"
 #include "cost_detail.hpp"
@@ -18,6 +22,7 @@
 #include "method.hpp"
 #include "qsweep/common/checked.hpp"
 #include "qsweep/common/closest_match.hpp"
+#include "qsweep/sweep/columns.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -45,7 +50,7 @@ std::string key_where(const BlockInput& block, const std::string& where_in_file)
   if (!others.empty())
     fail(where, fmt::format("{} does not apply to method {}; expected it only in {} blocks",
                             key_ref(block, entry.key), name_of(block.method), others));
-  std::vector<std::string_view> names{"method", "zip"};
+  std::vector<std::string_view> names{"method", "zip", "refine"};
   for (const auto& spec : method_adapter(block.method).keys) names.push_back(spec.name);
   const std::string guess = closest_match(entry.key, names);
   std::string list;
@@ -173,6 +178,161 @@ std::vector<std::vector<std::size_t>> dimensions(const BlockInput& block, const 
     for (std::size_t b : dims.back()) placed[b] = true;
   }
   return dims;
+}
+
+// The block's `refine:` mapping checked against its axes (docs/sweep-format.md, "Refinement"),
+// with the index of the axis refined; nullopt without one. `grid` is the block's full grid.
+std::optional<std::pair<Refinement, std::size_t>> parse_refine(
+    const BlockInput& block, const Axes& axes, const std::vector<std::vector<std::size_t>>& dims,
+    std::uint64_t grid, std::uint64_t room, std::uint64_t max_tasks) {
+  if (!block.refine) return std::nullopt;
+  const Entry& entry = *block.refine;
+  const Locator& loc = entry.loc;
+  const YAML::Node& node = entry.value;
+  const std::string shape =
+      "a mapping {axis: KEY, quantity: COLUMN, tolerance: NUMBER} with optional max_points and "
+      "crossing";
+  if (!node.IsMap())
+    fail(loc.at(node), fmt::format("refine is {}; expected {}", show(node), shape));
+  Refinement r;
+  r.block = block.index;
+  r.method = block.method;
+  r.where = loc.at(entry.key_node);
+  const MethodAdapter& method = method_adapter(block.method);
+  std::map<std::string, std::pair<YAML::Node, YAML::Node>, std::less<>> given;
+  static constexpr std::array<std::string_view, 5> kKeys{"axis", "quantity", "tolerance",
+                                                         "max_points", "crossing"};
+  for (const auto& kv : node) {
+    const std::string key = read_string(kv.first, loc, "a refine key", "a name");
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      const std::string guess = closest_match(key, {kKeys.begin(), kKeys.end()});
+      fail(loc.at(kv.first),
+           fmt::format("unknown refine key '{}'{}; expected one of: {}", printable(key),
+                       guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess),
+                       fmt::join(kKeys, ", ")));
+    }
+    if (given.count(key))
+      fail(loc.at(kv.first),
+           fmt::format("refine key '{}' is given twice; expected each key once", key));
+    given[key] = {kv.first, kv.second};
+  }
+  const auto value = [&](std::string_view key) -> const YAML::Node* {
+    const auto it = given.find(key);
+    return it == given.end() ? nullptr : &it->second.second;
+  };
+
+  // axis: a numeric key the block gives, walked on its own, with at least two values.
+  std::vector<std::string_view> numeric;
+  for (const Axis& axis : axes.axes)
+    if (axis.key->kind == Kind::integer || axis.key->kind == Kind::real ||
+        axis.key->kind == Kind::load)
+      numeric.push_back(axis.key->name);
+  const std::string numeric_list =
+      numeric.empty() ? std::string("none") : fmt::format("{}", fmt::join(numeric, ", "));
+  const YAML::Node* axis_node = value("axis");
+  if (!axis_node)
+    fail(r.where, fmt::format("refine has no axis; expected axis: one of the numeric keys this "
+                              "block gives ({})",
+                              numeric_list));
+  r.axis = read_string(*axis_node, loc, "refine axis", "a key name");
+  const auto found = axes.index.find(r.axis);
+  if (found == axes.index.end()) {
+    const std::string guess = closest_match(r.axis, numeric);
+    fail(loc.at(*axis_node),
+         fmt::format("refine axis '{}' is not a key this block gives{}; expected one of the "
+                     "numeric keys it gives ({})",
+                     printable(r.axis),
+                     guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess),
+                     numeric_list));
+  }
+  const std::size_t a = found->second;
+  const Axis& axis = axes.axes[a];
+  if (std::find(numeric.begin(), numeric.end(), axis.key->name) == numeric.end())
+    fail(loc.at(*axis_node), fmt::format("refine axis '{}' is not numeric; expected one of the "
+                                         "numeric keys this block gives ({})",
+                                         r.axis, numeric_list));
+  for (const auto& dim : dims)
+    if (dim.size() > 1 && std::find(dim.begin(), dim.end(), a) != dim.end())
+      fail(loc.at(*axis_node), fmt::format("refine axis '{}' is walked with other keys by zip; "
+                                           "expected an axis of its own",
+                                           r.axis));
+  if (axis.length < 2)
+    fail(loc.at(*axis_node),
+         fmt::format("refine axis '{}' has {} value; expected at least 2 initial values (a list "
+                     "or a generator such as {{linspace: [0.1, 0.9, 5]}})",
+                     r.axis, axis.length));
+  r.spec.integer_axis = axis.key->kind == Kind::integer;
+  r.initial_points = axis.length;
+  r.curves = grid / axis.length;
+
+  // quantity: a number the method's group stores per task (its half-width alongside, if any).
+  std::vector<std::string_view> results;
+  for (const Column& column : method.columns)
+    if (!column.spec.parameter && column.spec.type == ColumnType::f64 &&
+        !column.spec.name.ends_with("_hw"))
+      results.push_back(column.spec.name);
+  const YAML::Node* quantity = value("quantity");
+  if (!quantity)
+    fail(r.where, fmt::format("refine has no quantity; expected quantity: a result of method {} "
+                              "({})",
+                              name_of(block.method), fmt::join(results, ", ")));
+  r.quantity = read_string(*quantity, loc, "refine quantity", "a result column name");
+  if (std::find(results.begin(), results.end(), r.quantity) == results.end()) {
+    const std::string guess = closest_match(r.quantity, results);
+    fail(loc.at(*quantity),
+         fmt::format("refine quantity '{}' is not a result of method {}{}; expected one of: {}",
+                     printable(r.quantity), name_of(block.method),
+                     guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess),
+                     fmt::join(results, ", ")));
+  }
+  for (const Column& column : method.columns)
+    if (column.spec.name == r.quantity + "_hw") r.half_width = column.spec.name;
+
+  // crossing: the value whose crossings are bracketed; without it, the interpolation criterion.
+  if (const YAML::Node* crossing = value("crossing")) {
+    r.spec.criterion = refine::Criterion::crossing;
+    r.spec.crossing = read_number(*crossing, loc, "refine crossing", "a finite number");
+    if (!std::isfinite(r.spec.crossing))
+      fail(loc.at(*crossing), "refine crossing is not finite; expected a finite number");
+  }
+  const bool interpolation = r.spec.criterion == refine::Criterion::interpolation;
+  const std::string tolerance_expected =
+      interpolation
+          ? "a number in (0, 1): the relative error of piecewise-linear interpolation"
+          : fmt::format("a number > 0: the width of the final bracket in units of {}", r.axis);
+  const YAML::Node* tolerance = value("tolerance");
+  if (!tolerance)
+    fail(r.where,
+         fmt::format("refine has no tolerance; expected tolerance: {}", tolerance_expected));
+  r.spec.tolerance = read_number(*tolerance, loc, "refine tolerance", tolerance_expected);
+  if (!(r.spec.tolerance > 0) || !std::isfinite(r.spec.tolerance) ||
+      (interpolation && r.spec.tolerance >= 1))
+    fail(loc.at(*tolerance), fmt::format("refine tolerance = {} is out of range; expected {}",
+                                         r.spec.tolerance, tolerance_expected));
+
+  // max_points: every curve's budget, its initial values included.
+  r.spec.max_points = std::max<std::uint64_t>(kDefaultRefinePoints, axis.length);
+  if (const YAML::Node* max_points = value("max_points")) {
+    const std::string expected = fmt::format(
+        "an integer in [{}, {}]: the points of a curve, its {} initial values "
+        "included",
+        axis.length, max_tasks, axis.length);
+    const std::int64_t n = read_integer(*max_points, loc, "refine max_points", expected);
+    if (n < static_cast<std::int64_t>(axis.length) || static_cast<std::uint64_t>(n) > max_tasks)
+      fail(loc.at(*max_points),
+           fmt::format("refine max_points = {} is out of range; expected {}", n, expected));
+    r.spec.max_points = static_cast<std::uint64_t>(n);
+  }
+  const std::optional<std::uint64_t> most = checked_mul(r.curves, r.spec.max_points);
+  if (!most || *most > room)
+    fail(r.where,
+         fmt::format("refine may grow this block to {} curves x max_points {} = {:.4g} tasks and "
+                     "the plan would exceed max_tasks = {}; expected a smaller max_points, fewer "
+                     "curves, or a larger max_tasks at the top of the file",
+                     r.curves, r.spec.max_points,
+                     static_cast<double>(r.curves) * static_cast<double>(r.spec.max_points),
+                     max_tasks));
+  return std::make_pair(std::move(r), a);
 }
 
 // Fails unless the grid fits in the `room` tasks max_tasks leaves. The count is exact (checked
@@ -315,6 +475,10 @@ BlockGrid::BlockGrid(const BlockInput& block, const PlanState& state, std::uint6
   }
   const auto dims = dimensions(block, axes);
   points_ = check_grid(block, axes, dims, room, state.max_tasks);
+  if (auto refinement = parse_refine(block, axes, dims, points_, room, state.max_tasks)) {
+    refinement_ = std::move(refinement->first);
+    refine_axis_ = refinement->second;
+  }
   parse_values(axes, state.max_tasks);
   axes_ = std::move(axes.axes);
   stride_.assign(axes_.size(), 1);
@@ -338,7 +502,32 @@ const std::string& BlockGrid::where_of(std::string_view key, std::uint64_t point
   return where_;
 }
 
-Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used) const {
+double BlockGrid::refined_x(std::uint64_t point) const {
+  const Axis& axis = axes_[refine_axis_];
+  const std::size_t i = value_index(refine_axis_, point);
+  if (!axis.generated.empty()) return axis.generated[i];
+  const Value& value = axis.values[i];
+  if (const auto* n = std::get_if<std::int64_t>(&value)) return static_cast<double>(*n);
+  if (const auto* x = std::get_if<double>(&value)) return *x;
+  if (const auto* load = std::get_if<Load>(&value)) return load->value;
+  throw std::logic_error("refine: the refined axis is not numeric");
+}
+
+Value BlockGrid::refined_value(double x) const {
+  const Axis& axis = axes_[refine_axis_];
+  if (axis.key->kind == Kind::integer) return static_cast<std::int64_t>(std::llround(x));
+  if (axis.key->kind == Kind::load) {
+    const Load* first = axis.values.empty() ? nullptr : std::get_if<Load>(&axis.values.front());
+    return Load{x, first ? first->relative : axis.relative};
+  }
+  return x;
+}
+
+std::uint64_t BlockGrid::curve_of(std::uint64_t point) const {
+  return point - value_index(refine_axis_, point) * stride_[refine_axis_];
+}
+
+Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used, const Value* refined) const {
   Draft d;
   d.task.params = default_params(method_);
   d.task.block = index_;
@@ -350,7 +539,9 @@ Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used) const {
       if (key.applies && !key.applies(d)) continue;
       const Axis& axis = axes_[a];
       const std::size_t i = value_index(a, point);
-      if (axis.generated.empty())
+      if (refined && refinement_ && a == refine_axis_)
+        key.apply(d, *refined);
+      else if (axis.generated.empty())
         key.apply(d, axis.values[i]);
       else
         key.apply(d, axis.generated_value(i));
@@ -403,11 +594,20 @@ void expand_block(const BlockInput& block, PlanState& state) {
     std::uint64_t slot = 0;
     std::uint32_t tag = 0;
     std::exception_ptr error;
+    std::vector<bool> used;  // a refining block's: the keys this point's task uses
   };
   TextMemo memo;  // the parts of the previous point's text
+  const bool refining = grid->refinement().has_value();
   const auto make = [&](std::uint64_t point, Made& made) {
     try {
-      made.task = grid->task(point, &used);
+      if (refining) {
+        made.used.assign(used.size(), false);
+        made.task = grid->task(point, &made.used);
+        for (std::size_t a = 0; a < used.size(); ++a)
+          if (made.used[a]) used[a] = true;
+      } else {
+        made.task = grid->task(point, &used);
+      }
     } catch (...) {
       made.error = std::current_exception();
       return;
@@ -429,6 +629,14 @@ void expand_block(const BlockInput& block, PlanState& state) {
     Made& now = made[point % 2];
     if (point + 1 < grid->points()) make(point + 1, made[(point + 1) % 2]);
     if (now.error) std::rethrow_exception(now.error);
+    if (refining && !now.used[grid->refine_axis()]) {
+      const Refinement& r = *grid->refinement();
+      fail(r.where,
+           fmt::format("refine axis '{}' does not apply to the task '{}' of this block "
+                       "(it is used by {}); expected an axis every task of the block "
+                       "uses (a block of its own for the others)",
+                       r.axis, describe(now.task), grid->axes()[grid->refine_axis()].key->used_by));
+    }
     if (const auto earlier = seen.insert(now.text, now.slot, now.tag, tasks.size(), text_at)) {
       // Kept once: parameters no task uses differ, or an earlier block computes it already.
       if (*earlier < first) ++state.duplicates;
@@ -468,6 +676,7 @@ void expand_block(const BlockInput& block, PlanState& state) {
                        key_ref(block.from_flags, axis.key->name),
                        block.from_flags ? "evaluation" : "block", axis.key->used_by));
     }
+  if (grid->refinement()) state.refinements.push_back(*grid->refinement());
   tasks.grids_.push_back(std::move(grid));
   tasks.grid_first_.push_back(first);
 }
@@ -475,7 +684,91 @@ void expand_block(const BlockInput& block, PlanState& state) {
 std::uint64_t block_grid_size(const BlockInput& block, std::uint64_t room,
                               std::uint64_t max_tasks) {
   const Axes axes = declare_axes(block, max_tasks);
-  return check_grid(block, axes, dimensions(block, axes), room, max_tasks);
+  const auto dims = dimensions(block, axes);
+  const std::uint64_t grid = check_grid(block, axes, dims, room, max_tasks);
+  // A refining block reserves what it may grow to.
+  const auto refinement = parse_refine(block, axes, dims, grid, room, max_tasks);
+  return refinement ? std::max(grid, refinement->first.most_tasks()) : grid;
 }
 
 }  // namespace qsweep::sweep::detail
+
+namespace qsweep::sweep {
+namespace {
+
+const detail::BlockGrid& refining_grid(const Plan& plan, std::size_t r) {
+  const Refinement& refinement = plan.refinements.at(r);
+  const detail::BlockGrid* grid = plan.tasks.block_grid(refinement.block);
+  if (!grid || !grid->refinement())
+    throw std::logic_error(
+        fmt::format("refine: block {} of the plan has no grid that refines", refinement.block));
+  return *grid;
+}
+
+// The block's task at `point` (with the refined axis at `refined`, if given), costed.
+Task costed_task(const detail::BlockGrid& grid, std::uint64_t point, const detail::Value* refined) {
+  Task task = grid.task(point, nullptr, refined);
+  detail::PointContext context(grid, grid.on_unstable_error());
+  context.point = point;
+  if (const std::optional<CostEstimate> cost =
+          detail::method_adapter(grid.method()).prepare(task, context)) {
+    task.cost = cost->seconds;
+    task.memory = cost->memory.bytes;
+    task.result_memory = cost->memory.result_bytes;
+  }
+  return task;
+}
+
+}  // namespace
+
+std::vector<std::vector<RefinedPoint>> refinement_curves(const Plan& plan, std::size_t r) {
+  const detail::BlockGrid& grid = refining_grid(plan, r);
+  std::map<std::uint64_t, std::vector<RefinedPoint>> by_curve;
+  for (std::uint64_t point = 0; point < grid.points(); ++point) {
+    RefinedPoint p;
+    p.x = grid.refined_x(point);
+    p.task = costed_task(grid, point, nullptr);
+    p.grid_point = grid.curve_of(point);
+    by_curve[p.grid_point].push_back(std::move(p));
+  }
+  std::vector<std::vector<RefinedPoint>> curves;
+  std::set<std::string> seen;  // the keys of each curve's tasks
+  for (auto& [base, curve] : by_curve) {
+    std::stable_sort(curve.begin(), curve.end(),
+                     [](const RefinedPoint& a, const RefinedPoint& b) { return a.x < b.x; });
+    std::string keys;
+    for (const RefinedPoint& p : curve) keys += task_key(p.task);
+    if (seen.insert(keys).second) curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
+RefinedPoint refined_point(const Plan& plan, std::size_t r, const RefinedPoint& on_curve, double x,
+                           int round) {
+  const detail::BlockGrid& grid = refining_grid(plan, r);
+  const detail::Value value = grid.refined_value(x);
+  RefinedPoint p;
+  p.x = x;
+  p.task = costed_task(grid, on_curve.grid_point, &value);
+  p.round = round;
+  p.grid_point = on_curve.grid_point;
+  return p;
+}
+
+refine::Point curve_point(const Refinement& refinement, double x, const Row& row) {
+  const std::vector<ColumnSpec>& columns = group_columns(refinement.method);
+  const auto number = [&](const std::string& name) {
+    for (std::size_t i = 0; i < columns.size() && i < row.cells.size(); ++i)
+      if (columns[i].name == name)
+        if (const double* v = std::get_if<double>(&row.cells[i])) return *v;
+    return std::numeric_limits<double>::quiet_NaN();
+  };
+  refine::Point point;
+  point.x = x;
+  point.y = number(refinement.quantity);
+  point.half_width = refinement.half_width.empty() ? 0.0 : number(refinement.half_width);
+  if (std::isnan(point.half_width)) point.half_width = 0.0;
+  return point;
+}
+
+}  // namespace qsweep::sweep

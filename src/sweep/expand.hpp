@@ -32,6 +32,7 @@ struct BlockInput {
   Method method = Method::exact;
   std::vector<Entry> entries;  // every key but method and zip, in order
   std::optional<Entry> zip;
+  std::optional<Entry> refine;
   bool from_flags = false;  // keys are flags: "--eps" rather than "key 'eps'"; one task only
 };
 
@@ -68,7 +69,8 @@ struct PlanState {
   // The content of every task so far (of the block, with BlockDuplicates::kept), by task id: a
   // plan holds each computation once.
   std::shared_ptr<SeenTasks> seen;
-  std::uint64_t duplicates = 0;  // Plan::duplicates
+  std::vector<Refinement> refinements;  // Plan::refinements
+  std::uint64_t duplicates = 0;         // Plan::duplicates
   BlockDuplicates block_duplicates = BlockDuplicates::left_out;
   std::uint64_t list_bytes = 0;   // of the tasks so far, see kMaxPlanListBytes
   std::function<bool()> stopped;  // empty: never
@@ -87,15 +89,29 @@ class BlockGrid {
   std::uint64_t points() const { return points_; }
   // The task at `point` (0 <= point < points(); the last dimension varies fastest), without
   // its id and estimates. `used` (at expansion) marks the axes applied to it.
-  Task task(std::uint64_t point, std::vector<bool>* used = nullptr) const;
+  // `refined` (refining blocks): the value of the refined axis instead of the point's.
+  Task task(std::uint64_t point, std::vector<bool>* used = nullptr,
+            const Value* refined = nullptr) const;
   const std::vector<Axis>& axes() const { return axes_; }
   const std::string& where() const { return where_; }
   bool from_flags() const { return from_flags_; }
   Method method() const { return method_; }
   // Where the value of `key` at `point` was given; the block if the block does not give it.
   const std::string& where_of(std::string_view key, std::uint64_t point) const;
+  // The block's refine key, if it has one.
+  const std::optional<Refinement>& refinement() const { return refinement_; }
+  // With refinement(): the index in axes() of the key it refines.
+  std::size_t refine_axis() const { return refine_axis_; }
+  // With refinement(): the refined axis' value at `point` as a number, the value of the axis
+  // at number x, and the point of the curve of `point` (its refined axis at its first value).
+  double refined_x(std::uint64_t point) const;
+  Value refined_value(double x) const;
+  std::uint64_t curve_of(std::uint64_t point) const;
+  bool on_unstable_error() const { return on_unstable_error_; }
 
  private:
+  std::optional<Refinement> refinement_;
+  std::size_t refine_axis_ = 0;  // the refined axis, with refinement_
   std::size_t value_index(std::size_t axis, std::uint64_t point) const;
   std::string where_;
   int index_ = 0;

@@ -68,6 +68,10 @@ detail::BlockInput block_input(const YAML::Node& node, int index, const Locator&
     } else if (key == "zip") {
       if (block.zip) fail(loc.at(kv.first), "key 'zip' is given twice; expected each key once");
       block.zip = detail::Entry{key, kv.first, kv.second, loc};
+    } else if (key == "refine") {
+      if (block.refine)
+        fail(loc.at(kv.first), "key 'refine' is given twice; expected each key once");
+      block.refine = detail::Entry{key, kv.first, kv.second, loc};
     } else {
       block.entries.push_back({key, kv.first, kv.second, loc});
     }
@@ -82,6 +86,7 @@ void finish(Plan& plan, detail::PlanState& state) {
   plan.tasks = std::move(state.tasks);
   plan.unstable_tasks = std::move(state.unstable_tasks);
   plan.duplicates = state.duplicates;
+  plan.refinements = std::move(state.refinements);
   plan.hash = state.hash.hex_digest();
 }
 
@@ -361,6 +366,11 @@ std::string hash_of(const Tasks& tasks) {
 
 std::string plan_hash(const std::vector<Task>& tasks) { return hash_of(tasks); }
 std::string plan_hash(const PlanTasks& tasks) { return hash_of(tasks); }
+
+const detail::BlockGrid* PlanTasks::block_grid(int block) const {
+  if (block < 0 || static_cast<std::size_t>(block) >= grids_.size()) return nullptr;
+  return grids_[static_cast<std::size_t>(block)].get();
+}
 
 const Task PlanTasks::at(std::uint64_t id) const {
   if (id >= size())

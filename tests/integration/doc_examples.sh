@@ -227,6 +227,11 @@ build/qsweep validate sweeps/x.yaml 2>x.log || rc=$?
 [ "$rc" -eq 2 ] || fail "docs/sweep-format.md: a misspelt key gave exit $rc"
 expect_message docs/sweep-format.md "sweeps/x.yaml:12:5: unknown key 'lamda'" x.log
 run_commands docs/sweep-format.md "qsweep eval --family ring --N 8"
+# The refine example: two refining blocks, validated with their initial points.
+validate_yaml docs/sweep-format.md "- method: exact" $'name: refine\nblocks:\n' >refine.log
+grep -q "valid, 10 tasks (0 outside the stability region; 2 refining blocks" refine.log ||
+  { cat refine.log; fail "docs/sweep-format.md: the refine example is not 10 initial tasks"; }
+echo "ok (docs/sweep-format.md): the refine example validates, 10 initial tasks"
 
 # ---------------------------------------------------------------------------------------------
 # docs/meanfield.md

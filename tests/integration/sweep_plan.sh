@@ -44,6 +44,49 @@ expected_sha=$(sha256sum "$work/count.yaml" | cut -d' ' -f1)
 text=$("$qsweep" plan --json "$work/count.yaml")
 grep -q "\"sweep_sha256\": \"$expected_sha\"" <<<"$text"
 
+# A refining block (docs/sweep-format.md, "Refinement"): its tasks are the initial grid (2 N x 5
+# lambda = 10), the plan shows the spec and the budget (2 curves x 40 points = 80 tasks at most).
+cat >"$work/refine.yaml" <<'YAML'
+name: refine
+output: refine.h5
+blocks:
+  - method: exact
+    family: ring
+    N: [4, 6]
+    lambda: {linspace: [0.05, 0.95, 5]}
+    refine: {axis: lambda, quantity: ET, tolerance: 0.005, max_points: 40}
+  - method: meanfield
+    policy: power_of_d
+    policy_d: 2
+    lambda: [0.5, 0.99]
+    refine: {axis: lambda, quantity: ET, crossing: 5, tolerance: 1e-6}
+YAML
+"$qsweep" plan --json "$work/refine.yaml" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["tasks"] == 12, d["tasks"]
+r = d["refinements"]
+assert [x["block"] for x in r] == [0, 1], r
+assert r[0] == {"block": 0, "axis": "lambda", "quantity": "ET", "criterion": "interpolation",
+                "tolerance": 0.005, "integer_axis": False, "curves": 2, "initial_points": 5,
+                "max_points": 40, "max_tasks": 80}, r[0]
+assert r[1]["criterion"] == "crossing" and r[1]["crossing"] == 5.0 and r[1]["tolerance"] == 1e-6
+assert r[1]["curves"] == 1 and r[1]["initial_points"] == 2 and r[1]["max_points"] == 100, r[1]
+'
+text=$("$qsweep" plan "$work/refine.yaml")
+grep -q '^  block 0: ET over lambda, .* 2 curves of 5 initial points, at most 40 points each (max_points): at most 80 tasks$' <<<"$text"
+grep -q '^  block 1: ET over lambda, where ET crosses 5, bracketed to 1e-06 in lambda; 1 curve of 2 initial points' <<<"$text"
+text=$("$qsweep" validate "$work/refine.yaml")
+grep -q 'valid, 12 tasks (0 outside the stability region; 2 refining blocks, at most 180 tasks after refinement)' <<<"$text"
+# `run` does not run rounds yet: it refuses the sweep (exit 2, one located line), writing nothing.
+set +e
+(cd "$work" && "$qsweep" run -q refine.yaml >"$work/run.out" 2>"$work/run.err")
+code=$?
+set -e
+[[ $code -eq 2 ]] || { echo "run of a refining sweep: exit $code, expected 2"; cat "$work/run.err"; exit 1; }
+grep -q '^qsweep: error: refine.yaml:8:5: refine is checked and planned but qsweep run does not run refinement rounds yet' "$work/run.err"
+[[ ! -e "$work/refine.h5" && ! -e "$work/refine.h5.partial" ]]
+
 for sweep in "$source_dir"/sweeps/*.yaml; do
   "$qsweep" validate "$sweep" >/dev/null
   "$qsweep" plan "$sweep" >/dev/null

@@ -309,6 +309,87 @@ blocks:
   EXPECT_NE(a.hash, b.hash);
 }
 
+// `refine:` (docs/sweep-format.md, "Refinement"): the block's tasks are its initial grid, and the
+// plan records what each refining block refines and its budget.
+TEST(Refine, ThePlanHoldsTheInitialGridAndTheSpec) {
+  const std::string grid = R"(
+name: refine
+blocks:
+  - method: exact
+    family: [ring, complete]
+    N: [4, 6]
+    lambda: {linspace: [0.05, 0.95, 5]}
+)";
+  const Plan plain = parse(grid);
+  const Plan refined = parse(grid +
+                             "    refine: {axis: lambda, quantity: ET, tolerance: 0.005, "
+                             "max_points: 40}\n");
+  EXPECT_TRUE(plain.refinements.empty());
+  ASSERT_EQ(refined.tasks.size(), plain.tasks.size());
+  for (std::size_t i = 0; i < plain.tasks.size(); ++i)
+    EXPECT_TRUE(same_task(plain.tasks[i], refined.tasks[i])) << i;
+  ASSERT_EQ(refined.refinements.size(), 1u);
+  const Refinement& r = refined.refinements[0];
+  EXPECT_EQ(r.block, 0);
+  EXPECT_EQ(r.where, "test.yaml:8:5");
+  EXPECT_EQ(r.axis, "lambda");
+  EXPECT_EQ(r.quantity, "ET");
+  EXPECT_EQ(r.half_width, "");  // exact values
+  EXPECT_EQ(r.spec.criterion, refine::Criterion::interpolation);
+  EXPECT_EQ(r.spec.tolerance, 0.005);
+  EXPECT_EQ(r.spec.max_points, 40u);
+  EXPECT_FALSE(r.spec.integer_axis);
+  EXPECT_EQ(r.curves, 4u);  // family x N
+  EXPECT_EQ(r.initial_points, 5u);
+  EXPECT_EQ(r.most_tasks(), 160u);
+
+  // A crossing on an integer axis of simulate; max_points defaults to 100, or the initial count.
+  const Plan crossing = parse(R"(
+name: refine
+seed: 3
+blocks:
+  - method: simulate
+    family: ring
+    N: [4, 8, 16]
+    lambda: [0.5, 0.9]
+    refine: {axis: N, quantity: ET, crossing: 3.5, tolerance: 1}
+)");
+  ASSERT_EQ(crossing.refinements.size(), 1u);
+  const Refinement& c = crossing.refinements[0];
+  EXPECT_EQ(c.spec.criterion, refine::Criterion::crossing);
+  EXPECT_EQ(c.spec.crossing, 3.5);
+  EXPECT_TRUE(c.spec.integer_axis);
+  EXPECT_EQ(c.half_width, "ET_hw");
+  EXPECT_EQ(c.curves, 2u);
+  EXPECT_EQ(c.initial_points, 3u);
+  EXPECT_EQ(c.spec.max_points, kDefaultRefinePoints);
+}
+
+// A refining block counts against max_tasks with what it may grow to, before any block expands:
+// a later block that fits the initial grids does not fit beside the refinement's budget.
+TEST(Refine, TheBudgetCountsAgainstMaxTasks) {
+  const std::string head = R"(
+name: refine
+max_tasks: 50
+blocks:
+  - method: exact
+    family: ring
+    N: 6
+    lambda: {linspace: [0.05, 0.95, 5]}
+    refine: {axis: lambda, quantity: ET, tolerance: 0.005, max_points: 40}
+)";
+  EXPECT_EQ(parse(head).tasks.size(), 5u);
+  EXPECT_EQ(parse(head + "  - {method: exact, family: star, N: 5, lambda: {linspace: [0.1, 0.5, "
+                         "10]}}\n")
+                .tasks.size(),
+            15u);
+  const std::string error =
+      error_of(head +
+               "  - {method: exact, family: star, N: 5, lambda: {linspace: [0.1, 0.5, "
+               "11]}}\n");
+  EXPECT_NE(error.find("max_tasks"), std::string::npos) << error;
+}
+
 TEST(Plan, HashDependsOnTheTasksOnly) {
   const Plan a = parse(R"(
 name: hash

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "qsweep/common/table.hpp"
+#include "qsweep/refine/refine.hpp"
 #include "qsweep/sweep/task.hpp"
 
 namespace qsweep::sweep {
@@ -92,6 +94,9 @@ class PlanTasks {
     const PlanTasks* tasks_;
     std::uint64_t id_;
   };
+  // The grid of block `block`, which makes its tasks again (nullptr in a plan built by hand).
+  const detail::BlockGrid* block_grid(int block) const;
+
   Iterator begin() const { return {this, 0}; }
   Iterator end() const { return {this, size()}; }
 
@@ -104,6 +109,26 @@ class PlanTasks {
   std::vector<Task> given_;  // a plan built by hand
   std::vector<TaskKind> kinds_;
   std::uint32_t kind_of(const Task& task);  // its index in kinds_, added if new
+};
+
+// Points of a refined curve, its initial values included, when `refine:` gives no max_points.
+inline constexpr std::uint64_t kDefaultRefinePoints = 100;
+
+// A block's `refine:` key (docs/sweep-format.md, "Refinement"): one numeric key of the block
+// (the axis) refined for one result column (the quantity), on every curve of the block: each
+// combination of the block's other keys is a curve whose first round is the axis' values.
+struct Refinement {
+  int block = 0;           // 0-based
+  std::string where;       // FILE:LINE:COLUMN of the `refine` key
+  std::string axis;        // the block key refined: lambda, rho, N, ...
+  std::string quantity;    // the result column of the method's group it follows (ET, EQ, ...)
+  std::string half_width;  // that column's 95% half-width column (simulate: ET_hw), "" if none
+  Method method = Method::exact;  // the block's
+  refine::Spec spec;
+  std::uint64_t curves = 0;          // combinations of the block's other values
+  std::uint64_t initial_points = 0;  // values of the axis: every curve's first round
+  // The most tasks the block may grow to: curves x max_points (duplicates aside).
+  std::uint64_t most_tasks() const { return curves * spec.max_points; }
 };
 
 struct Plan {
@@ -127,7 +152,31 @@ struct Plan {
   // Tasks of a block left out because an earlier block has a task of the same key (the plan
   // holds each computation once; `qsweep plan` says how many).
   std::uint64_t duplicates = 0;
+  // The blocks that refine (refine:), in block order.
+  std::vector<Refinement> refinements;
 };
+
+// A point of a refining block's curve (docs/sweep-format.md, "Refinement").
+struct RefinedPoint {
+  double x = 0.0;                // the value of the refined axis
+  Task task;                     // the task there, with its cost and memory estimates (id 0)
+  int round = 0;                 // the round that added it; 0: an initial value
+  std::uint64_t grid_point = 0;  // the block's grid point of the curve's values of its other keys
+};
+
+// The curves of plan.refinements[r] (std::out_of_range past them): each combination of its
+// block's other values, with its initial points in ascending x; curves of the same tasks (keys
+// their tasks do not use) are listed once, the first.
+std::vector<std::vector<RefinedPoint>> refinement_curves(const Plan& plan, std::size_t r);
+
+// The point at axis value `x` of the curve `on_curve` is on, added by round `round`: the task
+// the block would make with x among the axis' values (drafted, derived and costed alike).
+RefinedPoint refined_point(const Plan& plan, std::size_t r, const RefinedPoint& on_curve, double x,
+                           int round);
+
+// The point (x, quantity, its half-width) of a finished row of the refinement's method group
+// (make_row's, or the file's); NaN quantity if the row holds none.
+refine::Point curve_point(const Refinement& refinement, double x, const Row& row);
 
 // The largest sweep file read: yaml-cpp holds about 250 bytes per byte of a dense list while
 // parsing, so a file at this limit may take a GB before it is refused.

@@ -56,8 +56,9 @@ ResultsSource open_source(const std::string& path) {
                      "; damaged, or made by a qsweep version whose methods give other numbers for "
                      "its tasks (docs/sweep-format.md, \"Plan hash and file digest\")");
   }
-  source.layout.emplace(results_layout(source.plan, static_cast<int>(source.format_version)));
-  source.verified = verify_results(path, source.plan, *source.layout);
+  const auto format_version = static_cast<int>(source.format_version);
+  source.layout.emplace(results_layout(source.plan, format_version));
+  source.verified = verify_results(path, source.plan, *source.layout, format_version);
   return source;
 }
 

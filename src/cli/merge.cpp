@@ -94,6 +94,7 @@ int merge(const MergeArgs& args, int ranks) {
   for (const std::string& file : args.files) {
     sources.push_back(run::open_source(file));
     run::check_numbers_kept(sources.back());
+    run::key_finished(sources.back());
   }
   // Every task of every file is in it: a block is joined when it holds a task not in yet.
   const sweep::Plan plan = merged_plan(sources);
@@ -103,8 +104,9 @@ int merge(const MergeArgs& args, int ranks) {
   std::uint64_t copied = 0;
   try {
     for (const std::uint64_t rows :
-         run::write_combined(output, plan, pointers, store::Provenance::now(own_command_line(), 1),
-                             lock, [&] { return signals.requested() != run::StopMode::none; }))
+         run::write_combined(output, plan, run::task_keys(plan), pointers,
+                             store::Provenance::now(own_command_line(), 1), lock,
+                             [&] { return signals.requested() != run::StopMode::none; }))
       copied += rows;
   } catch (const run::CombineStopped&) {
     fmt::print(stderr, "qsweep: stopped by a signal: {} was not written\n", args.output);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -63,8 +64,9 @@ ResultsSource open_source(const std::string& path) {
                      "; damaged, or made by a qsweep version whose methods give other numbers for "
                      "its tasks (docs/sweep-format.md, \"Plan hash and file digest\")");
   }
-  source.layout.emplace(results_layout(source.plan, static_cast<int>(source.format_version)));
-  source.verified = verify_results(path, source.plan, *source.layout);
+  const auto format_version = static_cast<int>(source.format_version);
+  source.layout.emplace(results_layout(source.plan, format_version));
+  source.verified = verify_results(path, source.plan, *source.layout, format_version);
   return source;
 }
 
@@ -119,6 +121,7 @@ ResultsSource open_reuse_source(const std::string& path) {
         path, verified.damaged.size(), verified.damage.front(), path));
   }
   const store::ResultsReader reader(path);
+  key_finished(source);
   source.reused_from =
       store::fit_text(fmt::format("{} (study '{}', created {})", path,
                                   reader.attribute("sweep_name"), reader.attribute("created")),
@@ -126,25 +129,52 @@ ResultsSource open_reuse_source(const std::string& path) {
   return source;
 }
 
-void check_kept(const sweep::Plan& to, const std::string& to_name, const ResultsSource& from) {
-  std::unordered_set<std::string> keys;
-  keys.reserve(to.tasks.size());
-  for (const sweep::Task& task : to.tasks) keys.insert(sweep::task_key(task));
-  for (const sweep::Task& task : from.plan.tasks) {
-    if (!finished(from.verified.statuses.at(task.id)) || keys.contains(sweep::task_key(task)))
-      continue;
+std::vector<std::string> task_keys(const sweep::Plan& plan) {
+  std::vector<std::string> keys;
+  keys.reserve(plan.tasks.size());
+  for (const sweep::Task& task : plan.tasks) keys.push_back(sweep::task_key(task));
+  return keys;
+}
+
+void key_finished(ResultsSource& source) {
+  source.finished_keys.assign(source.plan.tasks.size(), std::string());
+  for (std::uint64_t id = 0; id < source.plan.tasks.size(); ++id)
+    if (finished(source.verified.statuses.at(id)))
+      source.finished_keys[id] = sweep::task_key(source.plan.tasks[id]);
+}
+
+namespace {
+
+// The keys of `source`'s finished tasks, checked to have been made.
+const std::vector<std::string>& keys_of_finished(const ResultsSource& source) {
+  if (source.finished_keys.size() != source.plan.tasks.size())
+    throw std::logic_error(source.path + ": its finished tasks have no keys (key_finished)");
+  return source.finished_keys;
+}
+
+}  // namespace
+
+void check_kept(const std::vector<std::string>& to_keys, const std::string& to_name,
+                const ResultsSource& from) {
+  const std::unordered_set<std::string_view> keys(to_keys.begin(), to_keys.end());
+  const std::vector<std::string>& from_keys = keys_of_finished(from);
+  for (std::uint64_t id = 0; id < from_keys.size(); ++id) {
+    if (from_keys[id].empty() || keys.contains(from_keys[id])) continue;
     throw InputError(fmt::format(
         "task {} of {} ({}) holds results and is not in {} (key {}); --resume keeps every "
         "finished row: put the value back (anywhere in the sweep), or run {} into another file "
         "with -o",
-        task.id, from.path, sweep::describe(task), to_name, sweep::task_key(task), to_name));
+        id, from.path, sweep::describe(from.plan.tasks[id]), to_name, from_keys[id], to_name));
   }
 }
 
 std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
+                                          const std::vector<std::string>& keys,
                                           const std::vector<const ResultsSource*>& sources,
                                           const store::Provenance& now, store::WriterLock& lock,
                                           const std::function<bool()>& stop_now) {
+  if (keys.size() != plan.tasks.size())
+    throw std::logic_error("write_combined: the keys are not those of the plan");
   // The new file's history continues those of the files of its study (not of files whose rows
   // are reused: each such row names its source); an entry two parts share is kept once.
   store::Provenance provenance = now;
@@ -162,12 +192,11 @@ std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::
     }
   }
   // Each source's finished rows by task content (the first row of a content).
-  std::vector<std::unordered_map<std::string, std::uint64_t>> rows_of(sources.size());
+  std::vector<std::unordered_map<std::string_view, std::uint64_t>> rows_of(sources.size());
   for (std::size_t s = 0; s < sources.size(); ++s) {
-    const ResultsSource& source = *sources[s];
-    for (const sweep::Task& task : source.plan.tasks)
-      if (finished(source.verified.statuses.at(task.id)))
-        rows_of[s].emplace(sweep::task_key(task), task.id);
+    const std::vector<std::string>& source_keys = keys_of_finished(*sources[s]);
+    for (std::uint64_t id = 0; id < source_keys.size(); ++id)
+      if (!source_keys[id].empty()) rows_of[s].emplace(source_keys[id], id);
   }
 
   const store::Layout layout = results_layout(plan);
@@ -195,7 +224,7 @@ std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::
       std::vector<std::vector<Holder>> holders(end - first);
       std::vector<std::vector<std::uint64_t>> wanted(sources.size());
       for (std::uint64_t t = first; t < end; ++t) {
-        const std::string key = sweep::task_key(plan.tasks[t]);
+        const std::string& key = keys[t];
         for (std::size_t s = 0; s < sources.size(); ++s) {
           const auto it = rows_of[s].find(key);
           if (it == rows_of[s].end()) continue;
@@ -238,8 +267,8 @@ std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::
             throw InputError(fmt::format(
                 "task {} ({}; key {}) has other results in {} (its task {}) than in {} (its task "
                 "{}): /{}/{} differs; a task (a key) has the same results in every file",
-                t, sweep::describe(task), sweep::task_key(task), sources[held[h].source]->path,
-                held[h].id, sources[held[0].source]->path, held[0].id, table, column));
+                t, sweep::describe(task), keys[t], sources[held[h].source]->path, held[h].id,
+                sources[held[0].source]->path, held[0].id, table, column));
         }
         store::FinishedRow& row = rows.emplace_back();
         row.id = t;

@@ -35,22 +35,29 @@ std::vector<std::size_t> group_column_indices(sweep::Method method, int format_v
   return kept;
 }
 
-// The planned rows of the layout's tables (an older file has fewer /tasks and /simulate cells;
-// its format version is told by its /tasks columns, task_columns() above).
-store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& layout) {
-  const std::size_t cells = layout.task_columns().size();
-  const int format_version =
-      store::kFormatVersion - static_cast<int>(sweep::task_columns().size() - cells);
+// group_column_indices of every method, made once.
+using ColumnIndices = std::array<std::vector<std::size_t>, sweep::kMethodCount>;
+ColumnIndices column_indices(int format_version) {
+  ColumnIndices indices;
+  for (const sweep::Method method : sweep::kMethods)
+    indices[static_cast<std::size_t>(method)] = group_column_indices(method, format_version);
+  return indices;
+}
+
+// The planned rows of the layout's tables in a file of `format_version` (an older file has fewer
+// /tasks and /simulate cells).
+store::PlannedRows planned_rows(const sweep::Plan& plan, int format_version) {
+  const std::size_t cells = task_columns(format_version).size();
   return {[&plan, cells](std::uint64_t id) {
             Row row = sweep::make_task_row(plan.tasks.at(id));
             row.cells.resize(cells);
             return row;
           },
-          [&plan, format_version](std::uint64_t id) {
+          [&plan, format_version, indices = column_indices(format_version)](std::uint64_t id) {
             Row row = sweep::make_row(plan.tasks.at(id), {});
             if (format_version >= 4) return row;
             Row kept;
-            for (const std::size_t c : group_column_indices(plan.tasks.method(id), format_version))
+            for (const std::size_t c : indices[static_cast<std::size_t>(plan.tasks.method(id))])
               kept.cells.push_back(std::move(row.cells[c]));
             return kept;
           }};
@@ -66,11 +73,12 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
     present[static_cast<std::size_t>(plan.tasks.method(id))] = true;
   std::array<std::size_t, sweep::kMethodCount> group_of_method{};
+  const ColumnIndices indices = column_indices(format_version);
   for (const sweep::Method method : sweep::kMethods) {
     if (!present[static_cast<std::size_t>(method)]) continue;
     group_of_method[static_cast<std::size_t>(method)] = schema.groups.size();
     std::vector<ColumnSpec> columns;
-    for (const std::size_t c : group_column_indices(method, format_version))
+    for (const std::size_t c : indices[static_cast<std::size_t>(method)])
       columns.push_back(sweep::group_columns(method)[c]);
     schema.groups.push_back({std::string(sweep::group_name(method)), std::move(columns), {}});
   }
@@ -80,12 +88,11 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   }
   // The layout asks for the columns of one task after the other: each task is made once.
   std::optional<sweep::Task> task;
-  return store::Layout(
-      schema, [&plan, &task, format_version](std::uint64_t id, std::size_t column) {
-        if (!task || task->id != id) task = plan.tasks[id];
-        const std::size_t c = group_column_indices(task->method(), format_version)[column];
-        return sweep::planned_length(*task, sweep::group_columns(task->method())[c]);
-      });
+  return store::Layout(std::move(schema), [&plan, &task, &indices](std::uint64_t id,
+                                                                   std::size_t column) {
+    if (!task || task->id != id) task = plan.tasks[id];
+    return sweep::planned_length(*task, indices[static_cast<std::size_t>(task->method())][column]);
+  });
 }
 
 void create_results_file(const std::string& path, const sweep::Plan& plan,
@@ -93,8 +100,8 @@ void create_results_file(const std::string& path, const sweep::Plan& plan,
                          MPI_Comm comm, store::WriterLock* lock) {
   const store::SweepIdentity sweep{plan.name, plan.source, plan.yaml_text, plan.yaml_sha256,
                                    plan.hash};
-  store::ResultsFile::create(path, sweep, layout, planned_rows(plan, layout), provenance, comm,
-                             lock);
+  store::ResultsFile::create(path, sweep, layout, planned_rows(plan, store::kFormatVersion),
+                             provenance, comm, lock);
 }
 
 void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
@@ -122,8 +129,8 @@ void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
 }
 
 store::Verification verify_results(const std::string& path, const sweep::Plan& plan,
-                                   const store::Layout& layout) {
-  return store::verify_results(path, layout, planned_rows(plan, layout));
+                                   const store::Layout& layout, int format_version) {
+  return store::verify_results(path, layout, planned_rows(plan, format_version));
 }
 
 }  // namespace qsweep::run

@@ -84,14 +84,17 @@ Scheduler::Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
   // Biggest first, but costs within a factor of two count as equal (estimates are orders of
   // magnitude) and go in task order: a batch of small tasks is then a run of neighbouring rows,
   // written with one HDF5 call per column instead of one per row and column.
-  std::vector<std::pair<int, std::uint64_t>> keyed(order_.size());
-  for (std::size_t i = 0; i < order_.size(); ++i) {
-    const double cost = scheduling_cost(plan_.tasks.estimate(order_[i]));
+  // The class of each task by id (2 bytes a task, where pairs of class and id took 16 a task to
+  // run: the largest array of a run's start-up).
+  std::vector<std::int16_t> order_class(plan_.tasks.size());
+  for (const std::uint64_t id : order_) {
+    const double cost = scheduling_cost(plan_.tasks.estimate(id));
     remaining_cost_ += cost;
-    keyed[i] = {-std::ilogb(cost), order_[i]};
+    order_class[id] = static_cast<std::int16_t>(-std::ilogb(cost));
   }
-  std::sort(keyed.begin(), keyed.end());
-  for (std::size_t i = 0; i < keyed.size(); ++i) order_[i] = keyed[i].second;
+  std::sort(order_.begin(), order_.end(), [&order_class](std::uint64_t a, std::uint64_t b) {
+    return order_class[a] != order_class[b] ? order_class[a] < order_class[b] : a < b;
+  });
 }
 
 Batch Scheduler::next(double budget, std::size_t max_tasks, double memory_room) {

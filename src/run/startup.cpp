@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 #include "qsweep/common/printable.hpp"
@@ -189,25 +191,48 @@ std::vector<ResultsSource> open_reused(const std::vector<std::string>& files,
 namespace {
 
 // Rank 0: says how many rows each file of --reuse gave (write_combined's counts after the first
-// `own` sources, those of this study), and why when a file shares no task with `plan`.
-void report_reused(const sweep::Plan& plan, const std::vector<ResultsSource>& reused,
+// `own` sources, those of this study), and why when a file shares no task with the plan whose
+// keys are `keys`.
+void report_reused(const std::vector<std::string>& keys, const std::vector<ResultsSource>& reused,
                    const std::vector<std::uint64_t>& copied, std::size_t own) {
-  std::unordered_set<std::string> keys;
-  for (const sweep::Task& task : plan.tasks) keys.insert(sweep::task_key(task));
+  const std::unordered_set<std::string_view> plan_keys(keys.begin(), keys.end());
   for (std::size_t r = 0; r < reused.size(); ++r) {
     const ResultsSource& source = reused[r];
     const bool shares = std::any_of(
-        source.plan.tasks.begin(), source.plan.tasks.end(), [&](const sweep::Task& task) {
-          const TaskStatus status = source.verified.statuses.at(task.id);
-          return (status == TaskStatus::done || status == TaskStatus::unstable) &&
-                 keys.contains(sweep::task_key(task));
-        });
+        source.finished_keys.begin(), source.finished_keys.end(),
+        [&](const std::string& key) { return !key.empty() && plan_keys.contains(key); });
     std::fprintf(stderr, "qsweep: %llu finished rows reused from %s%s\n",
                  static_cast<unsigned long long>(copied.at(own + r)), source.path.c_str(),
                  shares ? ""
                         : " (none of its finished tasks has a key of this plan: keys include "
                           "the seed and every parameter)");
   }
+}
+
+// Rank 0: writes the file of `plan` (whose keys are `keys`) at `path` with the finished rows of
+// `sources` (`own` files of this study, then those of --reuse, `reused`) copied (write_combined),
+// and says how many rows each file of --reuse gave. The counts of each source; none when a
+// stop-now signal ended the copy (nothing was written; `stopped` says so, "qsweep: stopped by a
+// signal while " first). `lock` is the writer lock of `path`.
+std::optional<std::vector<std::uint64_t>> combine_into(
+    const sweep::Plan& plan, const std::vector<std::string>& keys, const std::string& path,
+    const RunOptions& options, int ranks, const SignalWatch& signals, store::WriterLock& lock,
+    const std::vector<const ResultsSource*>& own, const std::vector<ResultsSource>& reused,
+    const std::string& stopped) {
+  std::vector<const ResultsSource*> sources = own;
+  sources.reserve(own.size() + reused.size());
+  for (const ResultsSource& source : reused) sources.push_back(&source);
+  std::vector<std::uint64_t> copied;
+  try {
+    copied = write_combined(path, plan, keys, sources,
+                            store::Provenance::now(options.command_line, ranks), lock,
+                            [&] { return signals.requested() == StopMode::now; });
+  } catch (const CombineStopped&) {
+    std::fprintf(stderr, "qsweep: stopped by a signal while %s\n", stopped.c_str());
+    return std::nullopt;
+  }
+  report_reused(keys, reused, copied, own.size());
+  return copied;
 }
 
 }  // namespace
@@ -218,23 +243,9 @@ void report_reused(const sweep::Plan& plan, const std::vector<ResultsSource>& re
 bool create_reusing(const sweep::Plan& plan, const std::string& path, const RunOptions& options,
                     int ranks, const SignalWatch& signals, store::WriterLock& lock,
                     const std::vector<ResultsSource>& reused) {
-  std::vector<const ResultsSource*> sources;
-  sources.reserve(reused.size());
-  for (const ResultsSource& source : reused) sources.push_back(&source);
-  std::vector<std::uint64_t> copied;
-  try {
-    copied =
-        write_combined(path, plan, sources, store::Provenance::now(options.command_line, ranks),
-                       lock, [&] { return signals.requested() == StopMode::now; });
-  } catch (const CombineStopped&) {
-    std::fprintf(stderr,
-                 "qsweep: stopped by a signal while copying rows of --reuse: %s was not "
-                 "written\n",
-                 path.c_str());
-    return false;
-  }
-  report_reused(plan, reused, copied, 0);
-  return true;
+  return combine_into(plan, task_keys(plan), path, options, ranks, signals, lock, {}, reused,
+                      "copying rows of --reuse: " + path + " was not written")
+      .has_value();
 }
 
 // Rank 0, on --resume: when the file at `path` holds another plan, is of an earlier format
@@ -268,8 +279,10 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
     throw InputError(different + (same_file || !current ? ": " : " and cannot grow: ") + e.what() +
                      (current ? "; use --force to start it again or -o for another file" : ""));
   }
+  key_finished(source);
+  const std::vector<std::string> keys = task_keys(plan);  // once for the check and the copy
   try {
-    check_kept(plan, plan.source, source);
+    check_kept(keys, plan.source, source);
   } catch (const InputError& e) {
     throw InputError(different + ": " + e.what());
   }
@@ -277,22 +290,11 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
     std::fprintf(stderr, "qsweep: %s: %zu rows failed verification and are not kept\n",
                  path.c_str(), source.verified.damaged.size());
   }
-  std::vector<const ResultsSource*> sources{&source};
-  for (const ResultsSource& other : reused) sources.push_back(&other);
-  std::vector<std::uint64_t> copied;
-  try {
-    copied =
-        write_combined(path, plan, sources, store::Provenance::now(options.command_line, ranks),
-                       lock, [&] { return signals.requested() == StopMode::now; });
-  } catch (const CombineStopped&) {
-    std::fprintf(stderr,
-                 "qsweep: stopped by a signal while growing %s: it is as it was; run again with "
-                 "--resume to grow it\n",
-                 path.c_str());
-    return false;
-  }
-  const std::uint64_t kept = copied.front();
-  report_reused(plan, reused, copied, 1);
+  const std::optional<std::vector<std::uint64_t>> copied =
+      combine_into(plan, keys, path, options, ranks, signals, lock, {&source}, reused,
+                   "growing " + path + ": it is as it was; run again with --resume to grow it");
+  if (!copied) return false;
+  const std::uint64_t kept = copied->front();
   if (same_file) {
     std::fprintf(stderr,
                  "qsweep: %s rewritten with the rows of --reuse (%llu finished rows kept)\n",

@@ -48,6 +48,9 @@ void for_my_chunks(std::uint64_t rows, int rank, int ranks, WriteChunk write_chu
 // block to the next (fresh ones were faulted in for every block: half the start-up of 10^6 tasks).
 class PlannedWriter {
  public:
+  // `zeroed`: the file's bytes are zero already (detail::zero_raw_data).
+  explicit PlannedWriter(bool zeroed) : zeroed_(zeroed) {}
+
   // Writes rows `numbers` (ascending) of a table as `row_of` makes them (row number -> cells).
   template <class RowOf>
   void write(detail::TableDatasets& datasets, const std::vector<ColumnLayout>& columns,
@@ -59,10 +62,11 @@ class PlannedWriter {
     entries_.clear();
     for (std::size_t i = 0; i < numbers.size(); ++i) entries_.emplace_back(numbers[i], &rows_[i]);
     detail::encode_rows(columns, entries_, cells, images_);
-    datasets.write(columns, numbers, images_);
+    datasets.write(columns, numbers, images_, detail::TableDatasets::npos, zeroed_);
   }
 
  private:
+  bool zeroed_;
   std::vector<Row> rows_;
   detail::RowEntries entries_;
   std::vector<detail::ColumnImage> images_;
@@ -169,13 +173,17 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
     }
 
     // Every element of every dataset is written now, in chunks of rows shared out over the ranks.
-    // Tasks start pending with their parameters in place and no checksum.
+    // Tasks start pending with their parameters in place and no checksum. Where the file system
+    // zeroes the datasets, values of zero bytes (empty texts, zero counts, attempts, checksums:
+    // more than half of the file) are not written again: the file holds the same bytes.
+    const bool zeroed = detail::zero_raw_data(partial, file.written_datasets(), comm);
     std::vector<std::uint64_t> numbers;
-    PlannedWriter planned_writer;
+    PlannedWriter planned_writer(zeroed);
     for_my_chunks(tasks, rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
       numbers.clear();
       for (std::uint64_t row = begin; row < end; ++row) numbers.push_back(row);
       planned_writer.write(file.tasks, layout.task_columns(), numbers, planned.task);
+      if (zeroed) return;
       const std::vector<detail::Range> chunk{{begin, end - begin}};
       file.write_attempts(chunk, std::vector<std::int32_t>(end - begin, 0));
       file.write_checksums(chunk, std::vector<std::uint64_t>(end - begin, 0));
@@ -198,9 +206,10 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
         for (std::size_t c = 0; c < group.columns.size(); ++c) {
           const ColumnLayout& column = group.columns[c];
           if (!is_ragged(column.spec.type)) continue;
-          std::vector<std::int64_t> offsets(
-              column.offsets.begin() + static_cast<std::ptrdiff_t>(begin),
-              column.offsets.begin() + static_cast<std::ptrdiff_t>(end));
+          std::vector<std::int64_t> offsets;
+          offsets.reserve(end - begin);
+          for (std::uint64_t row = begin; row < end; ++row)
+            offsets.push_back(static_cast<std::int64_t>(column.offsets[row]));
           detail::write_ranges(datasets.columns[c].offset.get(), H5T_NATIVE_INT64,
                                {{begin, end - begin}}, detail::kOneValue, offsets.data(),
                                "/" + group.name + "/" + column.spec.name + "_offset");

@@ -15,13 +15,84 @@ ColumnLayout column_layout(const ColumnSpec& spec) {
   return column;
 }
 
+// Runs beyond this many are kept only while they take less room than the values.
+constexpr std::size_t kFewRuns = 16;
+
 }  // namespace
+
+CompactSequence::CompactSequence(const std::vector<std::uint64_t>& values) {
+  for (const std::uint64_t value : values) push_back(value);
+}
+
+void CompactSequence::push_back(std::uint64_t value) {
+  ++size_;
+  if (plain_) {
+    values_.push_back(value);
+    return;
+  }
+  if (!runs_.empty()) {
+    Run& last = runs_.back();
+    if (last.count == 1) {
+      last.step = value - last.value;
+      last.count = 2;
+      return;
+    }
+    if (value == last.value + last.step * last.count) {
+      ++last.count;
+      return;
+    }
+  }
+  runs_.push_back(Run{size_ - 1, value, 0, 1});
+  if (runs_.size() > kFewRuns && runs_.size() * sizeof(Run) > size_ * sizeof(std::uint64_t)) {
+    values_.reserve(size_);
+    for (const Run& run : runs_)
+      for (std::uint64_t k = 0; k < run.count; ++k) values_.push_back(run.value + run.step * k);
+    runs_ = {};
+    plain_ = true;
+  }
+}
+
+std::uint64_t CompactSequence::operator[](std::uint64_t i) const {
+  if (plain_) return values_[i];
+  const auto after =
+      std::upper_bound(runs_.begin(), runs_.end(), i,
+                       [](std::uint64_t index, const Run& run) { return index < run.first; });
+  const Run& run = *(after - 1);
+  return run.value + run.step * (i - run.first);
+}
+
+std::uint64_t CompactSequence::lower_bound(std::uint64_t value) const {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = size_;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if ((*this)[mid] < value) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+std::vector<std::uint64_t> CompactSequence::values() const {
+  if (plain_) return values_;
+  std::vector<std::uint64_t> all;
+  all.reserve(size_);
+  for (const Run& run : runs_)
+    for (std::uint64_t k = 0; k < run.count; ++k) all.push_back(run.value + run.step * k);
+  return all;
+}
+
+std::size_t CompactSequence::bytes() const {
+  return runs_.capacity() * sizeof(Run) + values_.capacity() * sizeof(std::uint64_t);
+}
 
 bool is_ragged(ColumnType type) {
   return type == ColumnType::f64_ragged || type == ColumnType::i64_ragged;
 }
 
-Layout::Layout(const Schema& schema, const PlannedLength& planned_length) {
+Layout::Layout(Schema schema, const PlannedLength& planned_length) {
   bool has_status = false;
   for (const ColumnSpec& spec : schema.task_columns) {
     if (spec.type == ColumnType::f64_vector || is_ragged(spec.type)) {
@@ -40,34 +111,40 @@ Layout::Layout(const Schema& schema, const PlannedLength& planned_length) {
 
   constexpr auto kNoGroup = std::numeric_limits<std::uint8_t>::max();
   group_of_task_.assign(schema.task_count, kNoGroup);
-  row_of_task_.assign(schema.task_count, 0);
-  for (const GroupSchema& group_schema : schema.groups) {
+  std::vector<std::uint64_t> next_row(schema.groups.size(), 0);
+  for (GroupSchema& group_schema : schema.groups) {
     GroupLayout group;
     group.name = group_schema.name;
     for (const ColumnSpec& spec : group_schema.columns)
       group.columns.push_back(column_layout(spec));
-    group.task_ids = group_schema.task_ids;
-    for (std::uint64_t row = 0; row < group.rows(); ++row) {
-      const std::uint64_t id = group.task_ids[row];
+    // The planned lengths' sums as they grow, off the compact offsets.
+    std::vector<std::uint64_t> ends(group.columns.size(), 0);
+    for (std::uint64_t row = 0; row < group_schema.task_ids.size(); ++row) {
+      const std::uint64_t id = group_schema.task_ids[row];
       if (id >= schema.task_count || group_of_task_[id] != kNoGroup ||
-          (row > 0 && id <= group.task_ids[row - 1])) {
+          (row > 0 && id <= group_schema.task_ids[row - 1])) {
         throw std::logic_error("group " + group.name + ": task ids must be ascending and unique");
       }
       group_of_task_[id] = static_cast<std::uint8_t>(groups_.size());
-      row_of_task_[id] = row;
+      group.task_ids.push_back(id);
       for (std::size_t c = 0; c < group.columns.size(); ++c) {
         ColumnLayout& column = group.columns[c];
         if (column.spec.type == ColumnType::f64_vector) {
           column.width = std::max(column.width, planned_length(id, c));
         } else if (is_ragged(column.spec.type)) {
-          column.offsets.push_back(column.offsets.back() + planned_length(id, c));
+          ends[c] += planned_length(id, c);
+          column.offsets.push_back(ends[c]);
         }
       }
     }
+    group_schema.task_ids = {};  // its memory back before the next group's
     groups_.push_back(std::move(group));
   }
-  if (std::find(group_of_task_.begin(), group_of_task_.end(), kNoGroup) != group_of_task_.end()) {
-    throw std::logic_error("a task has no group");
+  // Each task's row in its group, in task order.
+  for (std::uint64_t id = 0; id < schema.task_count; ++id) {
+    const std::uint8_t g = group_of_task_[id];
+    if (g == kNoGroup) throw std::logic_error("a task has no group");
+    row_of_task_.push_back(next_row[g]++);
   }
 }
 

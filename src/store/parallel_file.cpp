@@ -1,9 +1,12 @@
 #include "parallel_file.hpp"
 
 #include <H5DSpublic.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 
 namespace qsweep::store::detail {
 
@@ -177,7 +180,7 @@ void TableDatasets::open(hid_t parent, const std::vector<ColumnLayout>& layout) 
 
 void TableDatasets::write(const std::vector<ColumnLayout>& layout,
                           std::span<const std::uint64_t> rows,
-                          const std::vector<ColumnImage>& images, std::size_t skip) {
+                          const std::vector<ColumnImage>& images, std::size_t skip, bool zeroed) {
   const std::vector<Range> row_ranges = ranges_of_rows(rows);
   for (std::size_t c = 0; c < layout.size(); ++c) {
     if (c == skip) continue;
@@ -190,7 +193,9 @@ void TableDatasets::write(const std::vector<ColumnLayout>& layout,
       for (const std::uint64_t row : rows) {
         add_range(flat_ranges, column.offsets[row], column.offsets[row + 1] - column.offsets[row]);
       }
-      if (image.fill_count > 0) {  // a block of one row: its values, then its fill
+      if (zeroed && image.fill_count == 0 && all_zero(image.data(), image.row_start.back())) {
+        // its values are zero bytes in the file already
+      } else if (image.fill_count > 0) {  // a block of one row: its values, then its fill
         const hsize_t values = image.row_start.back() / 8;
         write_ranges(target.data.get(), target.memory_type.get(), {{flat_ranges[0].start, values}},
                      kOneValue, image.data(), path);
@@ -200,11 +205,14 @@ void TableDatasets::write(const std::vector<ColumnLayout>& layout,
         write_ranges(target.data.get(), target.memory_type.get(), flat_ranges, kOneValue,
                      image.data(), path);
       }
-      write_ranges(target.count.get(), H5T_NATIVE_INT64, row_ranges, kOneValue, image.counts.data(),
-                   path + "_count");
+      if (!zeroed || !all_zero(image.counts.data(), image.counts.size() * sizeof(std::int64_t))) {
+        write_ranges(target.count.get(), H5T_NATIVE_INT64, row_ranges, kOneValue,
+                     image.counts.data(), path + "_count");
+      }
     } else {
       const Shape shape =
           column.spec.type == ColumnType::f64_vector ? Shape{true, column.width} : kOneValue;
+      if (zeroed && all_zero(image.data(), image.row_start.back())) continue;
       write_ranges(target.data.get(), target.memory_type.get(), row_ranges, shape, image.data(),
                    path);
     }
@@ -255,6 +263,53 @@ void FileDatasets::write_status(const Layout& layout, const std::vector<Range>& 
   const std::size_t c = layout.status_column();
   write_ranges(tasks.columns[c].data.get(), tasks.columns[c].memory_type.get(), ranges, kOneValue,
                values.data(), "/tasks/status");
+}
+
+std::vector<hid_t> FileDatasets::written_datasets() const {
+  std::vector<hid_t> all{attempts.get(), checksum.get()};
+  for (const TableDatasets* table : {&tasks}) {
+    for (const ColumnDatasets& column : table->columns)
+      for (const H5Id* dataset : {&column.data, &column.offset, &column.count})
+        if (dataset->valid()) all.push_back(dataset->get());
+  }
+  for (const TableDatasets& table : groups) {
+    for (const ColumnDatasets& column : table.columns)
+      for (const H5Id* dataset : {&column.data, &column.offset, &column.count})
+        if (dataset->valid()) all.push_back(dataset->get());
+  }
+  return all;
+}
+
+bool all_zero(const void* data, std::size_t size) {
+  if (size == 0) return true;
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  // Zero at the first byte, and each byte equal to the next one.
+  return bytes[0] == 0 && std::memcmp(bytes, bytes + 1, size - 1) == 0;
+}
+
+bool zero_raw_data(const std::string& path, const std::vector<hid_t>& datasets, MPI_Comm comm) {
+  int zeroed = 0;
+  if (comm_rank(comm) == 0) {
+    // Raw data only: HDF5 writes no metadata there, and no fill value (H5D_FILL_TIME_NEVER).
+    // Bytes a freed piece of metadata may have left in them are zeroed too.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      zeroed = 1;
+      for (const hid_t dataset : datasets) {
+        const haddr_t offset = H5Dget_offset(dataset);
+        const hsize_t size = H5Dget_storage_size(dataset);
+        if (offset == HADDR_UNDEF || size == 0) continue;
+        if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                      static_cast<off_t>(size)) != 0) {
+          zeroed = 0;  // not supported here (or no space): every value is written instead
+          break;
+        }
+      }
+      ::close(fd);
+    }
+  }
+  check_mpi(MPI_Bcast(&zeroed, 1, MPI_INT, 0, comm), "MPI_Bcast", "zeroed datasets");
+  return zeroed == 1;
 }
 
 }  // namespace qsweep::store::detail

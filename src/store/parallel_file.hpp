@@ -61,9 +61,10 @@ struct TableDatasets {
   // Opens them in a file made by create().
   void open(hid_t parent, const std::vector<ColumnLayout>& layout);
   // Writes rows `rows` (ascending) of every column but `skip` (an index, or npos) from their
-  // images.
+  // images. `zeroed`: the rows' bytes are zero in the file already (zero_raw_data), so images of
+  // zero bytes only are not written.
   void write(const std::vector<ColumnLayout>& layout, std::span<const std::uint64_t> rows,
-             const std::vector<ColumnImage>& images, std::size_t skip = npos);
+             const std::vector<ColumnImage>& images, std::size_t skip = npos, bool zeroed = false);
   void handles(std::vector<H5Id*>& all);
 
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -85,9 +86,22 @@ struct FileDatasets {
   // The status column alone (pending rows; the write that precedes a checksum).
   void write_status(const Layout& layout, const std::vector<Range>& ranges,
                     const std::vector<std::int8_t>& values);
+  // The datasets whose every value qsweep writes (the values, _count and _offset of every column,
+  // attempts, checksum), not the dimension scales.
+  std::vector<hid_t> written_datasets() const;
 
  private:
   std::vector<H5Id*> handles();
 };
+
+// Whether `size` bytes at `data` are all zero.
+bool all_zero(const void* data, std::size_t size);
+
+// Collective, on a file being created at `path` (no value written yet): rank 0 has the file
+// system set the bytes of `datasets` (contiguous, allocated) to zero without writing them
+// (fallocate FALLOC_FL_ZERO_RANGE: the blocks are allocated, as a write would, but no page is
+// copied), so that the values that are zero bytes need not be written. True on every rank when
+// it did; false when the file system cannot (then every value is written as before).
+bool zero_raw_data(const std::string& path, const std::vector<hid_t>& datasets, MPI_Comm comm);
 
 }  // namespace qsweep::store::detail

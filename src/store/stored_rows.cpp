@@ -54,12 +54,12 @@ std::vector<StoredRow> StoredRows::read_rows(std::span<const std::uint64_t> ids)
     std::vector<std::vector<detail::ColumnImage>> groups(layout_.groups().size());
     for (std::size_t g = 0; g < layout_.groups().size(); ++g) {
       const GroupLayout& group = layout_.groups()[g];
-      const auto lo = std::lower_bound(group.task_ids.begin(), group.task_ids.end(), first);
-      const auto hi = std::lower_bound(lo, group.task_ids.end(), first + count);
-      group_first[g] = static_cast<std::uint64_t>(lo - group.task_ids.begin());
+      const std::uint64_t lo = group.task_ids.lower_bound(first);
+      const std::uint64_t hi = group.task_ids.lower_bound(first + count);
+      group_first[g] = lo;
       if (hi == lo) continue;
-      groups[g] = detail::read_rows(group.name, group.columns, t.groups[g], group_first[g],
-                                    static_cast<std::uint64_t>(hi - lo));
+      groups[g] =
+          detail::read_rows(group.name, group.columns, t.groups[g], group_first[g], hi - lo);
     }
     for (; k < ids.size() && ids[k] < first + count; ++k) {
       const std::uint64_t id = ids[k];

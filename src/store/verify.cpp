@@ -101,10 +101,10 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
     std::vector<std::vector<ColumnImage>> expected(layout.groups().size());
     for (std::size_t g = 0; g < layout.groups().size(); ++g) {
       const GroupLayout& group = layout.groups()[g];
-      const auto lo = std::lower_bound(group.task_ids.begin(), group.task_ids.end(), first);
-      const auto hi = std::lower_bound(lo, group.task_ids.end(), first + n);
-      group_first[g] = static_cast<std::uint64_t>(lo - group.task_ids.begin());
-      const auto count = static_cast<std::uint64_t>(hi - lo);
+      const std::uint64_t lo = group.task_ids.lower_bound(first);
+      const std::uint64_t hi = group.task_ids.lower_bound(first + n);
+      group_first[g] = lo;
+      const auto count = hi - lo;
       if (count == 0) continue;
       stored[g] = read_rows(group.name, group.columns, groups[g], group_first[g], count);
       expected[g] = planned_rows(group.columns, group_first[g], count, [&](std::uint64_t row) {

@@ -150,7 +150,11 @@ std::size_t planned_length(const Task& task, const ColumnSpec& column) {
   if (it == g.index.end())
     throw std::logic_error("planned_length: no column '" + column.name + "' in group " +
                            std::string(group_name(task.method())));
-  const detail::Column& c = (*g.columns)[it->second];
+  return planned_length(task, it->second);
+}
+
+std::size_t planned_length(const Task& task, std::size_t column) {
+  const detail::Column& c = group(task.method()).columns->at(column);
   return c.length ? c.length(task) : 0;
 }
 

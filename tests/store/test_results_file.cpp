@@ -135,7 +135,7 @@ TEST(Layout, RowsWidthsAndOffsetsFollowThePlan) {
     }
     if (column.spec.name == "ER_server") {
       // One value per server of each exact task, in row order: N = 4, 4, 5, 5, 3.
-      EXPECT_EQ(column.offsets, (std::vector<std::uint64_t>{0, 4, 8, 13, 18, 21}));
+      EXPECT_EQ(column.offsets.values(), (std::vector<std::uint64_t>{0, 4, 8, 13, 18, 21}));
     }
   }
 }
@@ -464,7 +464,7 @@ TEST_F(ResultsFileTest, TablesReadInPiecesEqualTheDatasets) {
   const Layout layout = run::results_layout(plan);
   run::create_results_file(path_, plan, layout, provenance(), MPI_COMM_WORLD);
   std::vector<FinishedTask> finished;
-  for (const std::uint64_t id : layout.groups()[0].task_ids) {
+  for (const std::uint64_t id : layout.groups()[0].task_ids.values()) {
     if (id % 3 != 1) finished.push_back({id, sweep::execute(plan.tasks[id]), 0});
   }
   {

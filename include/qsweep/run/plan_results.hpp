@@ -37,8 +37,10 @@ void create_results_file(const std::string& path, const sweep::Plan& plan,
 void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
                     std::vector<FinishedTask>& finished);
 
-// Verifies the file at `path` against `plan` (store::verify_results).
+// Verifies the file at `path` against `plan` (store::verify_results): a file of
+// `format_version`, whose layout is results_layout(plan, format_version).
 store::Verification verify_results(const std::string& path, const sweep::Plan& plan,
-                                   const store::Layout& layout);
+                                   const store::Layout& layout,
+                                   int format_version = store::kFormatVersion);
 
 }  // namespace qsweep::run

@@ -22,6 +22,41 @@ inline constexpr int kFormatVersion = 4;
 // The oldest version verify_results accepts.
 inline constexpr int kOldestVerifiedVersion = 2;
 
+// A sequence of integers held as runs of arithmetic progressions (a first value and a step,
+// modulo 2^64), or as the plain values once runs would take more room: the task ids of a group
+// and the offsets of a ragged column are a few runs in most plans (a run of neighbouring tasks,
+// rows of one planned length), 8 bytes per task as values (issue 32 item 8: 10^6 tasks of a
+// group of ten ragged columns held 88 MB per rank).
+class CompactSequence {
+ public:
+  CompactSequence() = default;
+  CompactSequence(const std::vector<std::uint64_t>& values);  // NOLINT(google-explicit-constructor)
+
+  void push_back(std::uint64_t value);
+  std::uint64_t operator[](std::uint64_t i) const;
+  std::uint64_t back() const { return (*this)[size_ - 1]; }
+  std::uint64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Of a non-decreasing sequence: the first index whose value is not less than `value` (size()
+  // if none).
+  std::uint64_t lower_bound(std::uint64_t value) const;
+  std::vector<std::uint64_t> values() const;
+  // Bytes held (runs or values).
+  std::size_t bytes() const;
+
+ private:
+  struct Run {
+    std::uint64_t first;  // index of its first value
+    std::uint64_t value;  // its first value
+    std::uint64_t step;   // value i of the run: value + step * (i - first), modulo 2^64
+    std::uint64_t count;
+  };
+  std::vector<Run> runs_;              // while compact
+  std::vector<std::uint64_t> values_;  // once runs took more room
+  bool plain_ = false;
+  std::uint64_t size_ = 0;
+};
+
 // A group of the file with one row per task of some of the tasks (a method's results).
 struct GroupSchema {
   std::string name;
@@ -61,13 +96,13 @@ struct ColumnLayout {
   std::size_t width = 0;
   // f64_ragged, i64_ragged: rows + 1 prefix sums of the planned lengths (row r owns
   // [offsets[r], offsets[r+1]) of the flat dataset); empty for the other types.
-  std::vector<std::uint64_t> offsets;
+  CompactSequence offsets;
 };
 
 struct GroupLayout {
   std::string name;
-  std::vector<std::uint64_t> task_ids;  // task of each row, ascending
-  std::vector<ColumnLayout> columns;    // as the schema's
+  CompactSequence task_ids;           // task of each row, ascending
+  std::vector<ColumnLayout> columns;  // as the schema's
   std::uint64_t rows() const { return task_ids.size(); }
 };
 
@@ -75,14 +110,15 @@ bool is_ragged(ColumnType type);
 
 class Layout {
  public:
-  Layout(const Schema& schema, const PlannedLength& planned_length);
+  // The schema's task ids are moved into the layout.
+  Layout(Schema schema, const PlannedLength& planned_length);
 
   const std::vector<ColumnLayout>& task_columns() const { return task_columns_; }
   std::size_t status_column() const { return status_column_; }  // index in task_columns()
   const std::vector<GroupLayout>& groups() const { return groups_; }
   std::size_t group_of(std::uint64_t task_id) const { return group_of_task_[task_id]; }
   std::uint64_t row_of(std::uint64_t task_id) const { return row_of_task_[task_id]; }
-  std::uint64_t task_count() const { return row_of_task_.size(); }
+  std::uint64_t task_count() const { return group_of_task_.size(); }
 
   // Whether a group row's vectors fit the sizes reserved for the task; "" if they do, else why
   // not.
@@ -93,7 +129,7 @@ class Layout {
   std::size_t status_column_ = 0;
   std::vector<GroupLayout> groups_;
   std::vector<std::uint8_t> group_of_task_;
-  std::vector<std::uint64_t> row_of_task_;
+  CompactSequence row_of_task_;
 };
 
 // Bytes that fit in a fixed-length text field of `width` bytes: cut at a UTF-8 character

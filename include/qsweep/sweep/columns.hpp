@@ -25,6 +25,9 @@ const std::vector<ColumnSpec>& group_columns(Method method);
 // a task failed rather than write a row longer than planned (store::Layout::misfit), checking the
 // row it writes.
 std::size_t planned_length(const Task& task, const ColumnSpec& column);
+// The same for column `column` (an index into group_columns(task.method)), without looking its
+// name up (the layout of a plan asks for every task's).
+std::size_t planned_length(const Task& task, std::size_t column);
 
 // Per-type columns of /exact are filled for tasks with N <= 64 and at most this many types
 // (count 0 otherwise; the symmetric engines' per-class values are the same for every type).

@@ -23,6 +23,17 @@ Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
                         static_cast<std::size_t>(meanfield::kMaxLevels) + 1);
 }
 
+// Numbers version 2 (docs/meanfield.md, "Numbers version"): the levels of power_of_d and random
+// (and redundancy_coc with d = 1) are computed as exp(e log1p(lambda - 1)), which changes their
+// last digits (and those of EQ, ET) from version 1's recursion.
+int numbers_version(const Task& t) {
+  const meanfield::Options& o = options_of(t);
+  const bool levels = o.policy == meanfield::Policy::power_of_d ||
+                      o.policy == meanfield::Policy::random ||
+                      (o.policy == meanfield::Policy::redundancy_coc && o.policy_d == 1);
+  return levels ? 2 : 1;
+}
+
 bool has_trajectory(const Draft& d) { return d.task.as<MeanfieldTask>().options.horizon > 0.0; }
 
 // policy_d: servers sampled by power_of_d, replicas per job of redundancy_coc (the `d` of family
@@ -232,6 +243,7 @@ const MethodAdapter& meanfield_method() {
       .method = Method::meanfield,
       .description = "N -> infinity limit: mean-field fixed point and fluid trajectory",
       .random = false,
+      .numbers = numbers_version,
       .keys = keys(),
       .columns = columns(),
       .derive = derive,

@@ -52,6 +52,46 @@ TEST(MeanFieldFixedPoint, PowerOfDMatchesTheClosedForm) {
   EXPECT_NEAR(r.occupancy[3], std::pow(0.9, 15), 1e-15);
 }
 
+// Near lambda = 1 the levels are lambda^e with e up to 1e12: the reference raises lambda (a
+// double, exact in __float128) to the integer e = (d^i - 1) / (d - 1) by repeated squaring in
+// __float128 (113-bit significand; the relative error grows like e 2^-113 < 1e-21 here), and sums
+// E[Q] there. The kernel must agree to 1e-13 relative at every level (it lost 2.2e-7 at
+// 1 - 1e-10 when it multiplied up x_{i+1} = lambda x_i^d), and E[Q], E[T] too.
+__float128 power(__float128 base, unsigned long long exponent) {
+  __float128 result = 1;
+  for (; exponent != 0; exponent >>= 1U) {
+    if ((exponent & 1U) != 0) result *= base;
+    base *= base;
+  }
+  return result;
+}
+
+TEST(MeanFieldFixedPoint, PowerOfDNearOneAgainstQuadPrecision) {
+  for (int d : {1, 2, 3, 10})
+    for (double lambda : {0.999, 1.0 - 1e-6, 1.0 - 1e-8, 1.0 - 1e-10}) {
+      if (d == 1 && lambda > 0.9999) continue;  // lambda^i: 1e10 levels at 1 - 1e-6
+      const Result r = solve(options(Policy::power_of_d, lambda, d));
+      ASSERT_GE(r.occupancy.size(), 2u);
+      __float128 sum = 0;
+      unsigned long long exponent = 1;  // (d^i - 1) / (d - 1)
+      for (std::size_t i = 1; i <= 200'000; ++i) {
+        const __float128 x = power(lambda, exponent);
+        if (x < 1e-300) break;
+        if (i <= r.occupancy.size()) {
+          const auto expected = static_cast<double>(x);
+          EXPECT_NEAR(r.occupancy[i - 1], expected, 1e-13 * expected)
+              << "d = " << d << " lambda = " << lambda << " i = " << i;
+        }
+        sum += x;
+        exponent = static_cast<unsigned long long>(d) * exponent + 1;
+      }
+      EXPECT_NEAR(r.EQ, static_cast<double>(sum), 1e-13 * static_cast<double>(sum))
+          << "d = " << d << " lambda = " << lambda;
+      const auto ET = static_cast<double>(sum / lambda);
+      EXPECT_NEAR(r.ET, ET, 1e-13 * ET) << "d = " << d << " lambda = " << lambda;
+    }
+}
+
 TEST(MeanFieldFixedPoint, RandomIsIndependentMM1Queues) {
   for (const Options& o : {options(Policy::random, 0.8), options(Policy::power_of_d, 0.8, 1)}) {
     const Result r = solve(o);

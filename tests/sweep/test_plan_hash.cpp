@@ -4,8 +4,8 @@
 // a task held its method's parameters as one variant alternative; a test that fails here means
 // the canonical form of a Task (Task::serialize, src/sweep/canonical.hpp) changed. The plans with
 // simulate tasks were pinned again when those tasks went to numbers version 3, the exact plan
-// when its tasks on the symmetric engine (complete, redundancy_coc) went to numbers version 2
-// (their old hashes are kept as `before`).
+// when its tasks on the symmetric engine (complete, redundancy_coc) and with a joint pmf went to
+// numbers version 2 (their old hashes are kept as `before`).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -51,7 +51,7 @@ blocks:
     joint_qmax: 3
     joint_bin: 2
 )",
-     21, "efab8a7245f4ca6455ea4777ab2697ef09a089224a93a611f6cc23c6ece4ff72",
+     21, "5377e542ff0c44cba60c90e9957b7c95bc7a796393422a7faa517db9449d0f5b",
      "966d424eba982462624ae6111954d5fb8ba54046f2e5295634fabe33881c2f01"},
     {"simulate", R"(name: pin-simulate
 seed: 7

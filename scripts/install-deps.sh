@@ -8,7 +8,7 @@ packages=(
   clang-format clang-tidy  # scripts/check-format.sh, scripts/check-tidy.sh
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
   mpich libmpich-dev libhdf5-mpich-dev  # the second MPI family (scripts/build.sh --mpi mpich)
-  hdf5-tools libboost-serialization-dev
+  hdf5-tools libboost-serialization-dev libboost-dev  # libboost-dev: Boost.Odeint (the fluid trajectory)
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev librandom123-dev libfmt-dev nlohmann-json3-dev libxxhash-dev
   python3-h5py python3-numpy python3-matplotlib

@@ -2,6 +2,7 @@
 // (src/exact), on the system of the shared keys (method_system.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,22 @@ namespace {
 
 const exact::Options& options_of(const Task& t) { return t.as<ExactTask>().options; }
 exact::Options& options_of(Task& t) { return t.as<ExactTask>().options; }
+
+// Numbers version 2 (docs/exact.md, "Numbers version"): the symmetric engine keeps its weights
+// with binary exponents and its means as two-double sums, which changes the last digits of
+// every value it gives (E[R_n] and the per-type means by up to 1.65e-8 at N = 1e6); the joint pmf
+// flushes subnormal cells to 0, which changes its smallest bins.
+int numbers_version(const Task& t) {
+  const auto& task = t.as<ExactTask>();
+  const exact::Options& o = task.options;
+  const auto& speeds = task.system.speeds;
+  const bool identical =
+      std::all_of(speeds.begin(), speeds.end(), [&](double s) { return s == speeds.front(); });
+  const bool symmetric = o.policy == exact::Policy::redundancy_coc &&
+                         o.engine != exact::Engine::general && identical &&
+                         model::family_info(task.system.family.kind).size_symmetric;
+  return symmetric || o.joint_qmax >= 0 ? 2 : 1;
+}
 
 // ---- keys --------------------------------------------------------------------------------------
 
@@ -100,7 +117,9 @@ std::vector<KeySpec> keys() {
 constexpr double kSecondsPerGeneralStep = 1e-8;    // one (union, type, series term) update
 constexpr double kSecondsPerSymmetricStep = 2e-8;  // one (size, growth, series term) update
 constexpr double kSecondsPerListedType = 5e-8;     // listing a type's values (per_type)
-constexpr double kSecondsPerJointCell = 2e-9;      // one count vector of the joint pmf
+// One count vector of the joint pmf: 0.74-1.02 ns of CPU measured (qsweep_bench_exact_engines
+// Joint, 2 and 3 types, load 9) once subnormal cells flush to 0 (docs/exact.md, "Joint pmf").
+constexpr double kSecondsPerJointCell = 1e-9;
 
 // Unions the general engine visits: every union of types, about base^(N + shift) as the
 // family's registry entry gives it (src/model/families.cpp: 2^N with singletons or dense types,
@@ -234,25 +253,26 @@ double symmetric_transitions(const model::System& system) {
   }
 }
 
-// Symmetric engine: the chain's moves (to, class, rate, log rate: 24 B each) filled by
-// push_back, so up to twice their bytes while the list grows (grown_vector_peak; 6.1 GiB for
-// complete d = 30, N = 5e6, as measured), and `first` (8 B per size, grown likewise). Once built:
-// the moves, and per size ln F, d, a Mixture (4 doubles), ln H and cur / next of the
-// distribution: 72 B. With per_type and at most kMaxListedTypes types on N <= 64 the types are
-// enumerated and listed (16 + 8 B each).
+// Symmetric engine: the chain's moves (to, class, rate: 16 B each) filled by push_back, so up to
+// twice their bytes while the list grows (grown_vector_peak; 6.1 GiB for complete d = 30,
+// N = 5e6 with the 24-byte moves of numbers version 1, as measured), and `first` (8 B per size,
+// grown likewise). Once built: the moves, and per size d, a mixture (exponent, weight, m2, a
+// two-double mean and two two-double class means: 9 doubles) and cur / next of the distribution:
+// 96 B. With per_type and at most kMaxListedTypes types on N <= 64 the types are enumerated and
+// listed (16 + 8 B each).
 MemoryEstimate symmetric_memory(const Task& task, const model::System& system) {
   const double N = system.N();
   const double moves = symmetric_transitions(system);
   const double first = grown_vector_peak(N + 2.0, kDouble);
-  const double building = grown_vector_peak(moves, 24.0) + first;
-  const double running = 24.0 * moves + first + 72.0 * (N + 1.0);
+  const double building = grown_vector_peak(moves, 16.0) + first;
+  const double running = 16.0 * moves + first + 96.0 * (N + 1.0);
   const bool listed =
       system.family.num_types() <= exact::kMaxListedTypes && system.N() <= model::kMaxMaskServers;
   const double listing =
       options_of(task).per_type && listed ? 24.0 * system.family.num_types() : 0.0;
   return {std::max(building, running) + listing, exact_result_bytes(task, system, listed),
-          formula("{:.3g} chain transitions x 24 B (x 2 while the list grows) + {:g} sizes x "
-                  "72 B",
+          formula("{:.3g} chain transitions x 16 B (x 2 while the list grows) + {:g} sizes x "
+                  "96 B",
                   moves, N + 1.0)};
 }
 
@@ -509,6 +529,7 @@ const MethodAdapter& exact_method() {
       .method = Method::exact,
       .description = "exact stationary performance from the product form",
       .random = false,
+      .numbers = numbers_version,
       .keys = keys(),
       .columns = columns(),
       .derive = derive_system,

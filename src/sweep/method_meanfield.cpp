@@ -23,6 +23,18 @@ Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
                         static_cast<std::size_t>(meanfield::kMaxLevels) + 1);
 }
 
+// Numbers version 2 (docs/meanfield.md, "Numbers version"): the levels of power_of_d and random
+// (and redundancy_coc with d = 1) are computed as exp(e log1p(lambda - 1)), which changes their
+// last digits (and those of EQ, ET) from version 1's recursion; every fluid trajectory is
+// integrated by another method (faces located, Cash-Karp steps, a compensated state).
+int numbers_version(const Task& t) {
+  const meanfield::Options& o = options_of(t);
+  const bool levels = o.policy == meanfield::Policy::power_of_d ||
+                      o.policy == meanfield::Policy::random ||
+                      (o.policy == meanfield::Policy::redundancy_coc && o.policy_d == 1);
+  return levels || o.horizon > 0.0 ? 2 : 1;
+}
+
 bool has_trajectory(const Draft& d) { return d.task.as<MeanfieldTask>().options.horizon > 0.0; }
 
 // policy_d: servers sampled by power_of_d, replicas per job of redundancy_coc (the `d` of family
@@ -109,7 +121,12 @@ void derive(Draft& d, const BlockContext& block) {
 // redundancy_coc integrates every level over 100 to 500 quadrature nodes, twice (levels, solve).
 constexpr double kSecondsPerLevel = 1e-8;
 constexpr double kSecondsPerCocLevel = 5e-5;
+// A Runge-Kutta step (Cash-Karp, six evaluations of the field) per level integrated, the
+// levels kept plus the 8 empty ones above them (ldp::fluid_trajectory): power_of_d evaluates
+// pow() per level; jsq/jiq do not (measured with `qsweep eval`, horizon 2000: 5.4 s and 0.65 s).
 constexpr double kSecondsPerStepLevel = 2e-7;
+constexpr double kSecondsPerStepLevelFace = 3e-8;  // jsq, jiq
+constexpr double kTrajectoryMargin = 8.0;
 
 CostEstimate estimate(const Task& task) {
   const auto& o = options_of(task);
@@ -118,9 +135,12 @@ CostEstimate estimate(const Task& task) {
   const double values = static_cast<double>(meanfield::trajectory_size(o)) + 2.0 * levels;
   const double per_level =
       o.policy == meanfield::Policy::redundancy_coc ? kSecondsPerCocLevel : kSecondsPerLevel;
+  const bool faces = o.policy == meanfield::Policy::jsq || o.policy == meanfield::Policy::jiq;
+  const double integrated = levels + kTrajectoryMargin;
   CostEstimate cost{
-      levels * per_level + steps * levels * kSecondsPerStepLevel,
-      formula("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels", levels, steps, levels),
+      levels * per_level +
+          steps * integrated * (faces ? kSecondsPerStepLevelFace : kSecondsPerStepLevel),
+      formula("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels", levels, steps, integrated),
       {}};
   cost.memory = {16.0 * values, 16.0 * values,
                  formula("{:.3g} occupancy and trajectory values x 16 B", values)};
@@ -232,6 +252,7 @@ const MethodAdapter& meanfield_method() {
       .method = Method::meanfield,
       .description = "N -> infinity limit: mean-field fixed point and fluid trajectory",
       .random = false,
+      .numbers = numbers_version,
       .keys = keys(),
       .columns = columns(),
       .derive = derive,

@@ -98,7 +98,8 @@ TEST(Fluid, JsqClosedForms) {
   EXPECT_NEAR(rows[0][1], 0.25, 1e-9);
   EXPECT_NEAR(rows[1][1], 0.75, 1e-9);
   EXPECT_NEAR(rows[2][1], 1.0, 1e-9);
-  EXPECT_NEAR(rows[2][2], 0.5, 2e-3);  // the face change at t = 4 costs O(dt)
+  EXPECT_NEAR(rows[2][2], 0.5,
+              1e-12);  // X_2 reaches 1 at t = 4 (located), then X_3 = (lambda - 1)(t - 4)
 }
 
 TEST(Fluid, PowerOfDReachesTheMeanFieldFixedPoint) {

@@ -35,7 +35,8 @@ double optimal_tilt(int j, double T, double lambda);
 // >= 0), the vector X_1, X_2, ... at that time; levels beyond a row's size are 0. Arrivals of rate
 // lambda join a queue of length k at fraction a_k: jsq refills the queues that drop below the
 // full levels first, the rest join the shortest; jiq refills idle queues first, the rest uniform
-// (docs/ldp.md, "Theory"); power_of_d: a_k = X_k^d - X_{k+1}^d. RK4 with step dt.
+// (docs/ldp.md, "Theory"); power_of_d: a_k = X_k^d - X_{k+1}^d. Cash-Karp (fifth order) steps of
+// dt, cut where jsq or jiq enters or leaves a face X_i = 1 (located by bisection).
 std::vector<std::vector<double>> fluid_trajectory(Policy policy, int d, double lambda,
                                                   const std::vector<double>& x0,
                                                   const std::vector<double>& times,

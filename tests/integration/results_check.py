@@ -19,8 +19,8 @@
       The file opens and every dataset reads.
   results_check.py csv FILE.h5 GROUP EXPORT.csv
       EXPORT.csv (from `qsweep export`) holds the group's one-value-per-row datasets in creation
-      order (ragged columns and distributions left out, a status column after task_id in method
-      groups), one line per row, every value equal to the dataset's (floats read back exactly,
+      order (ragged columns and distributions left out, status and warning columns after task_id in
+      method groups), one line per row, every value equal to the dataset's (floats read back exactly,
       NaN as an empty field).
 Exits non-zero with a message on the first difference.
 """
@@ -175,6 +175,8 @@ def csv_matches(path, group_name, csv_path):
             columns[name] = values
             if name == "task_id" and group_name != "tasks":
                 columns["status"] = [status_names[task_status[i]] for i in values]
+                if "warning" in f["tasks"]:
+                    columns["warning"] = f["tasks/warning"][()][values]
     with open(csv_path, newline="") as text:
         reader = csv.reader(text)
         header = next(reader)

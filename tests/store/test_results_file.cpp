@@ -432,19 +432,26 @@ TEST_F(ResultsFileTest, TablesHoldOneValuePerRowInSchemaOrderWithStatus) {
   std::vector<std::string> names;
   for (const TableColumn& column : table) names.push_back(column.name);
 
-  // Expected: the schema's one-value-per-row columns in order, status after task_id.
+  // Expected: the schema's one-value-per-row columns in order, status and warning (from /tasks)
+  // after task_id.
   std::vector<std::string> expected;
   for (const ColumnSpec& spec : sweep::group_columns(sweep::Method::exact)) {
     const bool one_value = spec.type == ColumnType::f64 || spec.type == ColumnType::i64 ||
                            spec.type == ColumnType::str;
     if (one_value) expected.push_back(spec.name);
-    if (spec.name == "task_id") expected.push_back("status");
+    if (spec.name == "task_id") {
+      expected.push_back("status");
+      expected.push_back("warning");
+    }
   }
   EXPECT_EQ(names, expected);
   const auto& status = std::get<std::vector<std::string>>(table[1].values);
   ASSERT_EQ(status.size(), 5u);
   EXPECT_EQ(status[0], "done");
   EXPECT_EQ(status[1], "pending");
+  const auto& warning = std::get<std::vector<std::string>>(table[2].values);
+  ASSERT_EQ(warning.size(), 5u);
+  EXPECT_EQ(warning[1], "");  // pending: no warning
   for (const TableColumn& column : table) {
     if (column.name == "EQ") {
       EXPECT_EQ(std::get<std::vector<double>>(column.values)[0],

@@ -41,11 +41,18 @@ std::deque<WaitingSpan> take_spanning(const sweep::Plan& plan,
                                       const std::map<std::uint64_t, Span>& spans,
                                       StartState& start) {
   std::deque<WaitingSpan> spanning;
-  std::erase_if(start.todo, [&](std::uint64_t id) {
-    if (!spans.contains(id)) return false;
-    spanning.push_back({id, start.attempts.at(id), scheduling_cost(plan.tasks.estimate(id))});
-    return true;
-  });
+  if (spans.empty()) return spanning;
+  store::CompactSequence rest;
+  for (std::uint64_t i = 0; i < start.todo.size(); ++i) {
+    const std::uint64_t id = start.todo[i];
+    if (!spans.contains(id)) {
+      rest.push_back(id);
+      continue;
+    }
+    spanning.push_back({id, static_cast<std::int32_t>(start.attempts[id]),
+                        scheduling_cost(plan.tasks.estimate(id))});
+  }
+  start.todo = std::move(rest);
   std::stable_sort(spanning.begin(), spanning.end(),
                    [](const WaitingSpan& a, const WaitingSpan& b) { return a.cost > b.cost; });
   return spanning;
@@ -64,7 +71,7 @@ class Coordinator {
         local_(local),
         spans_(std::move(start.spans)),
         spanning_(take_spanning(plan, spans_, start)),  // after spans_
-        scheduler_(plan, std::move(start.todo), std::move(start.attempts)),
+        scheduler_(plan, start.todo, std::move(start.attempts)),
         ledger_(std::move(nodes)),
         sizer_(kBatchSeconds, kMaxBatchTasks),
         counts_(start.counts),

@@ -6,7 +6,9 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <queue>
+#include <stdexcept>
 #include <utility>
 
 #include "qsweep/common/error.hpp"
@@ -78,31 +80,31 @@ double scheduling_result_memory(const sweep::TaskEstimate& estimate) {
              : 0.0;
 }
 
-Scheduler::Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
-                     std::vector<std::int32_t> attempts)
-    : plan_(plan), order_(std::move(todo)), attempts_(std::move(attempts)) {
+Scheduler::Scheduler(const sweep::Plan& plan, const store::CompactSequence& todo,
+                     store::CompactSequence attempts)
+    : plan_(plan), tasks_(todo.size()), attempts_(std::move(attempts)) {
   // Biggest first, but costs within a factor of two count as equal (estimates are orders of
   // magnitude) and go in task order: a batch of small tasks is then a run of neighbouring rows,
   // written with one HDF5 call per column instead of one per row and column.
-  // The class of each task by id (2 bytes a task, where pairs of class and id took 16 a task to
-  // run: the largest array of a run's start-up).
-  std::vector<std::int16_t> order_class(plan_.tasks.size());
-  for (const std::uint64_t id : order_) {
+  std::map<int, store::CompactSequence> by_class;  // -ilogb(cost): biggest first
+  std::uint64_t previous = 0;
+  for (std::uint64_t i = 0; i < todo.size(); ++i) {
+    const std::uint64_t id = todo[i];
+    if (i > 0 && id <= previous) throw std::logic_error("Scheduler: tasks not ascending");
+    previous = id;
     const double cost = scheduling_cost(plan_.tasks.estimate(id));
     remaining_cost_ += cost;
-    order_class[id] = static_cast<std::int16_t>(-std::ilogb(cost));
+    by_class[-std::ilogb(cost)].push_back(id);
   }
-  std::sort(order_.begin(), order_.end(), [&order_class](std::uint64_t a, std::uint64_t b) {
-    return order_class[a] != order_class[b] ? order_class[a] < order_class[b] : a < b;
-  });
+  for (auto& [cost_class, ids] : by_class) classes_.push_back(std::move(ids));
 }
 
 Batch Scheduler::next(double budget, std::size_t max_tasks, double memory_room) {
   Batch batch;
   double cost = 0.0;
   double memory = 0.0, held_results = 0.0;  // as memory_of, for the batch so far
-  while (next_ < order_.size() && batch.ids.size() < std::max<std::size_t>(max_tasks, 1)) {
-    const std::uint64_t id = order_[next_];
+  while (!empty() && batch.ids.size() < std::max<std::size_t>(max_tasks, 1)) {
+    const std::uint64_t id = peek();
     const sweep::TaskEstimate& task = plan_.tasks.estimate(id);
     const double task_cost = scheduling_cost(task);
     if (!batch.ids.empty() && cost + task_cost > budget) break;
@@ -112,8 +114,12 @@ Batch Scheduler::next(double budget, std::size_t max_tasks, double memory_room) 
     held_results += scheduling_result_memory(task);
     cost += task_cost;
     batch.ids.push_back(id);
-    batch.attempts.push_back(++attempts_.at(id));
-    ++next_;
+    batch.attempts.push_back(static_cast<std::int32_t>(attempts_[id]) + 1);
+    ++handed_out_;
+    if (++next_in_class_ == classes_[class_].size()) {
+      ++class_;
+      next_in_class_ = 0;
+    }
   }
   remaining_cost_ = std::max(0.0, remaining_cost_ - cost);
   if (empty()) remaining_cost_ = 0.0;  // no rounding residue once everything is out
@@ -137,7 +143,7 @@ double Scheduler::memory_of(const Batch& batch) const {
 }
 
 double Scheduler::next_memory() const {
-  return empty() ? 0.0 : scheduling_memory(plan_.tasks.estimate(order_[next_]));
+  return empty() ? 0.0 : scheduling_memory(plan_.tasks.estimate(peek()));
 }
 
 BatchSizer::BatchSizer(double target_seconds, std::size_t max_tasks)

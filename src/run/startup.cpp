@@ -107,11 +107,11 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   StartState start;
   const auto in_part = [&chosen](std::uint64_t id) { return chosen.empty() || chosen[id]; };
   for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) start.counts.total += in_part(id);
-  start.attempts.assign(plan.tasks.size(), 0);
   if (create) {
-    start.todo.reserve(start.counts.total);
-    for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
+    for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+      start.attempts.push_back(0);
       if (in_part(id)) start.todo.push_back(id);
+    }
     return start;
   }
   const store::ResultsReader reader(path);
@@ -123,11 +123,12 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
                      "); use --force to start it again or -o for another file");
   }
   const store::Verification verified = verify_results(path, plan, layout);
-  start.attempts = reader.attempts();
-  if (start.attempts.size() != plan.tasks.size()) {
-    throw InputError(path + " has " + std::to_string(start.attempts.size()) + " tasks, the plan " +
+  const std::vector<std::int32_t> attempts = reader.attempts();
+  if (attempts.size() != plan.tasks.size()) {
+    throw InputError(path + " has " + std::to_string(attempts.size()) + " tasks, the plan " +
                      std::to_string(plan.tasks.size()));
   }
+  for (const std::int32_t count : attempts) start.attempts.push_back(std::max(count, 0));
   if (!verified.damaged.empty()) {
     std::string first;
     for (const std::string& what : verified.damage) first += "\n  " + what;

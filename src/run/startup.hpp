@@ -19,9 +19,10 @@
 namespace qsweep::run {
 
 // What a run starts from: the tasks to run and what the file held before.
+// Both sequences compact: a run of 10^6 tasks holds a few runs here, not 12 MB.
 struct StartState {
-  std::vector<std::uint64_t> todo;
-  std::vector<std::int32_t> attempts;   // per task
+  store::CompactSequence todo;          // ascending
+  store::CompactSequence attempts;      // per task, before this run
   ProgressCounts counts;                // before this run
   std::map<std::uint64_t, Span> spans;  // the tasks that run on several ranks (spans.hpp)
 };

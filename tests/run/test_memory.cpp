@@ -158,7 +158,8 @@ sweep::Plan memory_plan(const std::vector<double>& memory, const std::vector<dou
 
 TEST(SchedulerMemory, ABatchHoldsTheResultsOfItsEarlierTasks) {
   const sweep::Plan plan = memory_plan({10, 40, 10, 10}, {2, 2, 2, 2});
-  Scheduler scheduler(plan, {0, 1, 2, 3}, std::vector<std::int32_t>(4, 0));
+  Scheduler scheduler(plan, std::vector<std::uint64_t>{0, 1, 2, 3},
+                      std::vector<std::uint64_t>(4, 0));
   const Batch all{{0, 1, 2, 3}, {1, 1, 1, 1}};
   EXPECT_EQ(scheduler.memory_of(all), 42.0);  // task 1 with task 0's result
   EXPECT_EQ(scheduler.memory_of(Batch{{2, 3}, {1, 1}}), 12.0);
@@ -195,7 +196,7 @@ TEST(DispatchOnFakeNodes, BudgetsHoldAndEveryTaskRuns) {
   }
   std::vector<std::uint64_t> todo(plan.tasks.size());
   for (std::uint64_t id = 0; id < todo.size(); ++id) todo[id] = id;
-  Scheduler scheduler(plan, todo, std::vector<std::int32_t>(plan.tasks.size(), 0));
+  Scheduler scheduler(plan, todo, std::vector<std::uint64_t>(plan.tasks.size(), 0));
   NodeMap nodes = two_nodes();
   nodes.baseline = {1.0, 1.0, 1.0, 1.0, 1.0};
   MemoryLedger ledger(nodes);

@@ -50,7 +50,7 @@ TEST(Shards, IAndKAreRead) {
 
 TEST(Scheduler, HandsOutBiggestFirstTiesByIdOneEach) {
   const sweep::Plan plan = plan_with_costs({1.0, 5.0, 1.0, 3.0, 5.0});
-  Scheduler scheduler(plan, all_ids(5), std::vector<std::int32_t>(5, 0));
+  Scheduler scheduler(plan, all_ids(5), std::vector<std::uint64_t>(5, 0));
   std::vector<std::uint64_t> order;
   while (!scheduler.empty()) {
     const Batch batch = scheduler.next(0.0, 10);  // budget 0: one task per batch
@@ -63,7 +63,7 @@ TEST(Scheduler, HandsOutBiggestFirstTiesByIdOneEach) {
 TEST(Scheduler, CostsWithinAFactorOfTwoGoInTaskOrder) {
   // 6 and 5 share [4, 8); 3 and 2 share [2, 4); 1.5 is in [1, 2); so are 1 and 1.9.
   const sweep::Plan plan = plan_with_costs({1.5, 6.0, 3.0, 5.0, 2.0, 1.0, 1.9});
-  Scheduler scheduler(plan, all_ids(7), std::vector<std::int32_t>(7, 0));
+  Scheduler scheduler(plan, all_ids(7), std::vector<std::uint64_t>(7, 0));
   std::vector<std::uint64_t> order;
   while (!scheduler.empty()) order.push_back(scheduler.next(0.0, 1).ids.at(0));
   EXPECT_EQ(order, (std::vector<std::uint64_t>{1, 3, 2, 4, 0, 5, 6}));
@@ -71,7 +71,7 @@ TEST(Scheduler, CostsWithinAFactorOfTwoGoInTaskOrder) {
 
 TEST(Scheduler, PacksTasksUpToTheBudgetAndTheTaskLimit) {
   const sweep::Plan plan = plan_with_costs({4.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
-  Scheduler scheduler(plan, all_ids(7), std::vector<std::int32_t>(7, 0));
+  Scheduler scheduler(plan, all_ids(7), std::vector<std::uint64_t>(7, 0));
   const double expected_total = 10.0 + 7 * scheduling_cost(sweep::TaskEstimate{});
   EXPECT_NEAR(scheduler.remaining_cost(), expected_total, 1e-9);
   // The big task is over budget: it goes alone.
@@ -91,11 +91,17 @@ TEST(Scheduler, PacksTasksUpToTheBudgetAndTheTaskLimit) {
 TEST(Scheduler, CountsAttemptsOnTopOfEarlierRuns) {
   const sweep::Plan plan = plan_with_costs({1.0, 1.0, 1.0});
   // A resumed file: task 1 was handed out twice before, task 2 once; task 0 is done.
-  Scheduler scheduler(plan, {2, 1}, {1, 2, 1});
+  Scheduler scheduler(plan, std::vector<std::uint64_t>{1, 2}, std::vector<std::uint64_t>{1, 2, 1});
   const Batch batch = scheduler.next(100.0, 10);
   EXPECT_EQ(batch.ids, (std::vector<std::uint64_t>{1, 2}));
   EXPECT_EQ(batch.attempts, (std::vector<std::int32_t>{3, 2}));
   EXPECT_NEAR(scheduler.cost_of(batch), 2.0 + 2 * scheduling_cost(sweep::TaskEstimate{}), 1e-12);
+}
+
+TEST(Scheduler, TakesTheTasksAscending) {
+  const sweep::Plan plan = plan_with_costs({1.0, 1.0, 1.0});
+  EXPECT_THROW(Scheduler(plan, std::vector<std::uint64_t>{2, 1}, std::vector<std::uint64_t>(3, 0)),
+               std::logic_error);
 }
 
 TEST(Scheduler, ZeroAndInvalidCostsStillCount) {

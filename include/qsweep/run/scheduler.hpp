@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "qsweep/store/layout.hpp"
 #include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::run {
@@ -79,13 +80,13 @@ double scheduling_result_memory(const sweep::TaskEstimate& estimate);
 
 class Scheduler {
  public:
-  // `todo`: the tasks to run, in any order. `attempts`: per task id (all tasks of the plan), how
+  // `todo`: the tasks to run, ascending. `attempts`: per task id (all tasks of the plan), how
   // many times it was handed out before. `plan` must outlive the scheduler.
-  Scheduler(const sweep::Plan& plan, std::vector<std::uint64_t> todo,
-            std::vector<std::int32_t> attempts);
+  Scheduler(const sweep::Plan& plan, const store::CompactSequence& todo,
+            store::CompactSequence attempts);
 
-  bool empty() const { return next_ == order_.size(); }
-  std::size_t remaining_tasks() const { return order_.size() - next_; }
+  bool empty() const { return remaining_tasks() == 0; }
+  std::size_t remaining_tasks() const { return tasks_ - handed_out_; }
   double remaining_cost() const { return remaining_cost_; }
 
   // The next tasks in order while their total cost stays within `budget`: at least one task
@@ -103,11 +104,20 @@ class Scheduler {
   double next_memory() const;
 
  private:
+  // The next task in order (none if empty()).
+  std::uint64_t peek() const { return classes_[class_][next_in_class_]; }
+
   const sweep::Plan& plan_;
-  std::vector<std::uint64_t> order_;  // biggest cost first (by powers of two), then by id
-  std::size_t next_ = 0;
+  // The tasks by cost class, biggest first (costs within a factor of two form a class), each
+  // class in task order: runs of neighbouring ids, a few bytes for a million tiny tasks where a
+  // plain order took 8 bytes a task on rank 0.
+  std::vector<store::CompactSequence> classes_;
+  std::size_t class_ = 0;            // of the next task
+  std::uint64_t next_in_class_ = 0;  // index of the next task in classes_[class_]
+  std::size_t tasks_ = 0;
+  std::size_t handed_out_ = 0;
   double remaining_cost_ = 0.0;
-  std::vector<std::int32_t> attempts_;
+  store::CompactSequence attempts_;  // before this run, per task id: each task goes out once
 };
 
 // How much estimated cost one batch should carry. Aims at `target_seconds` of measured time per

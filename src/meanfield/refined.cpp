@@ -137,4 +137,91 @@ RefinedExpansion refined_expansion(int d, double lambda, int levels) {
   return e;
 }
 
+namespace {
+
+// The derivative of (x, W, V) (x: L, W: L x L, V: L) for the transient refinement.
+struct Field {
+  int d;
+  double lambda;
+  int n;
+
+  std::vector<double> operator()(const std::vector<double>& state) const {
+    const auto un = static_cast<size_t>(n);
+    const double* xs = state.data();
+    const double* W = state.data() + un;
+    const double* V = state.data() + un + un * un;
+    const double dd = d;
+    const auto x = [&](int k) { return k == 0 ? 1.0 : k > n ? 0.0 : xs[k - 1]; };
+    // A tridiagonal: below, diagonal, above (row k - 1 for level k).
+    std::vector<double> below(un, 0.0), diag(un), above(un, 0.0), q(un), rest(un);
+    const double second = lambda * dd * (dd - 1.0);
+    const auto c = [&](double v) {
+      return -0.5 * dd * (dd - 1.0) * std::pow(v, dd - 1.0) * (1.0 - v);
+    };
+    std::vector<double> out(state.size());
+    for (int k = 1; k <= n; ++k) {
+      const auto row = static_cast<size_t>(k - 1);
+      if (k >= 2) below[row] = lambda * dd * std::pow(x(k - 1), dd - 1.0);
+      diag[row] = -lambda * dd * std::pow(x(k), dd - 1.0) - 1.0;
+      if (k < n) above[row] = 1.0;
+      const double arrivals = lambda * (std::pow(x(k - 1), dd) - std::pow(x(k), dd));
+      const double departures = x(k) - x(k + 1);
+      out[row] = arrivals - departures;
+      q[row] = arrivals + departures;
+      double curve = -std::pow(x(k), dd - 2.0) * W[row * un + row];
+      if (k >= 2) curve += std::pow(x(k - 1), dd - 2.0) * W[(row - 1) * un + row - 1];
+      rest[row] = 0.5 * second * curve + lambda * (c(x(k - 1)) - c(x(k)));
+    }
+    // (A M)_ij for M = W or V, A tridiagonal.
+    const auto a_times = [&](const double* M, size_t i, size_t j, size_t columns) {
+      double sum = diag[i] * M[i * columns + j];
+      if (i > 0) sum += below[i] * M[(i - 1) * columns + j];
+      if (i + 1 < un) sum += above[i] * M[(i + 1) * columns + j];
+      return sum;
+    };
+    for (size_t i = 0; i < un; ++i)
+      for (size_t j = 0; j < un; ++j)  // (A W + W A^T)_ij = (A W)_ij + (A W)_ji (W symmetric)
+        out[un + i * un + j] = a_times(W, i, j, un) + a_times(W, j, i, un) + (i == j ? q[i] : 0.0);
+    for (size_t i = 0; i < un; ++i) out[un + un * un + i] = a_times(V, i, 0, 1) + rest[i];
+    return out;
+  }
+};
+
+}  // namespace
+
+RefinedTrajectory refined_trajectory(int d, double lambda, int levels,
+                                     const std::vector<double>& x0,
+                                     const std::vector<double>& times, double dt) {
+  if (d < 2 || levels < 1) throw std::logic_error("refined_trajectory: needs d >= 2, levels >= 1");
+  const auto un = static_cast<size_t>(levels);
+  const Field field{d, lambda, levels};
+  std::vector<double> state(un + un * un + un, 0.0);
+  for (size_t k = 0; k < un && k < x0.size(); ++k) state[k] = x0[k];
+  RefinedTrajectory out;
+  double t = 0.0;
+  const auto axpy = [](const std::vector<double>& y, double h, const std::vector<double>& k) {
+    std::vector<double> r(y.size());
+    for (size_t i = 0; i < y.size(); ++i) r[i] = y[i] + h * k[i];
+    return r;
+  };
+  for (double target : times) {
+    // Equal steps of at most dt up to the next time.
+    const double span = target - t;
+    const auto steps = static_cast<long>(std::ceil(span / dt - 1e-9));
+    const double h = steps > 0 ? span / static_cast<double>(steps) : 0.0;
+    for (long s = 0; s < steps; ++s) {
+      const auto k1 = field(state);
+      const auto k2 = field(axpy(state, h / 2, k1));
+      const auto k3 = field(axpy(state, h / 2, k2));
+      const auto k4 = field(axpy(state, h, k3));
+      for (size_t i = 0; i < state.size(); ++i)
+        state[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+    }
+    t = target;
+    out.x.insert(out.x.end(), state.begin(), state.begin() + static_cast<long>(un));
+    out.V.insert(out.V.end(), state.end() - static_cast<long>(un), state.end());
+  }
+  return out;
+}
+
 }  // namespace qsweep::meanfield

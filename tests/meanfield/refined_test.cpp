@@ -42,7 +42,13 @@ struct FiniteN {
 // rate 1, queues of at most `buffer` jobs (an arrival that would exceed it is lost). The state is
 // the sorted profile of queue lengths; Gauss-Seidel sweeps over the balance equations, in order
 // of total jobs, until the residual sum_s |(pi Q)_s| is below 1e-14.
-FiniteN solve_finite(int N, int d, double lambda, int buffer) {
+struct Chain {
+  std::vector<std::vector<int>> states;  // sorted profiles, by total jobs (the empty one first)
+  std::vector<double> out;               // total rate out of each state
+  std::vector<std::vector<std::pair<std::size_t, double>>> in;  // (from, rate) into each state
+};
+
+Chain build_chain(int N, int d, double lambda, int buffer) {
   int bits = 1;
   while ((1 << bits) <= buffer) ++bits;
   std::vector<std::vector<int>> states;
@@ -104,6 +110,31 @@ FiniteN solve_finite(int N, int d, double lambda, int buffer) {
       }
     }
   }
+  return {std::move(states), std::move(out), std::move(in)};
+}
+
+// The occupancy and E[Q] of a law on the chain's states.
+FiniteN moments(const Chain& chain, const std::vector<double>& pi, int N, int buffer) {
+  FiniteN r;
+  r.occupancy.assign(static_cast<std::size_t>(buffer), 0.0);
+  for (std::size_t s = 0; s < pi.size(); ++s) {
+    for (int v : chain.states[s])
+      for (int k = 1; k <= v; ++k) r.occupancy[static_cast<std::size_t>(k) - 1] += pi[s] / N;
+    if (chain.states[s].back() == buffer) r.top_mass += pi[s];
+  }
+  for (std::size_t k = r.occupancy.size(); k-- > 0;) r.EQ += r.occupancy[k];
+  return r;
+}
+
+FiniteN solve_finite(int N, int d, double lambda, int buffer) {
+  const Chain chain = build_chain(N, d, lambda, buffer);
+  const auto& [states, out, in] = chain;
+  const std::size_t S = states.size();
+  const auto total = [](const std::vector<int>& p) {
+    int sum = 0;
+    for (int v : p) sum += v;
+    return sum;
+  };
   // Iterative aggregation by total jobs z before every sweep (the chain relaxes slowly in z and
   // fast within a level): the masses of the levels are set to the stationary law of the
   // birth-death chain whose rates are the current conditional mean rates up and down.
@@ -148,15 +179,32 @@ FiniteN solve_finite(int N, int d, double lambda, int buffer) {
     }
   }
   EXPECT_LE(residual, 1e-14) << "Gauss-Seidel did not converge, N = " << N;
-  FiniteN r;
-  r.occupancy.assign(static_cast<std::size_t>(buffer), 0.0);
-  for (std::size_t s = 0; s < S; ++s) {
-    for (int v : states[s])
-      for (int k = 1; k <= v; ++k) r.occupancy[static_cast<std::size_t>(k) - 1] += pi[s] / N;
-    if (states[s].back() == buffer) r.top_mass += pi[s];
+  return moments(chain, pi, N, buffer);
+}
+
+// The law at time t from the empty system, by uniformization (Poisson terms until the
+// remaining mass is below 1e-15).
+FiniteN transient_finite(int N, int d, double lambda, int buffer, double t) {
+  const Chain chain = build_chain(N, d, lambda, buffer);
+  const std::size_t S = chain.states.size();
+  double rate = 0.0;
+  for (double r : chain.out) rate = std::max(rate, r);
+  std::vector<double> p(S, 0.0), law(S, 0.0);
+  p[0] = 1.0;  // the empty system
+  double weight = std::exp(-rate * t), used = 0.0;
+  for (int n = 0; used < 1.0 - 1e-15 && n < 100'000; ++n) {
+    for (std::size_t s = 0; s < S; ++s) law[s] += weight * p[s];
+    used += weight;
+    std::vector<double> next(S);
+    for (std::size_t s = 0; s < S; ++s) {
+      double flow = p[s] * (1.0 - chain.out[s] / rate);
+      for (const auto& [from, r] : chain.in[s]) flow += p[from] * r / rate;
+      next[s] = flow;
+    }
+    p.swap(next);
+    weight *= rate * t / (n + 1);
   }
-  for (std::size_t k = r.occupancy.size(); k-- > 0;) r.EQ += r.occupancy[k];
-  return r;
+  return moments(chain, law, N, buffer);
 }
 
 // The chain with the smallest buffer from `buffer` up (steps of 2) whose truncated mass (some
@@ -241,6 +289,46 @@ TEST(RefinedMeanField, ErrorShrinksLikeOneOverNSquaredAgainstTheFiniteChain) {
     std::printf("d = %d, lambda = %g: slopes %.3f %.3f, extrapolated a = %.5f, EQ_V = %.5f\n", d,
                 lambda, slope0, slope1, a, r.EQ_V);
   }
+}
+
+// The transient refinement from the empty system: at t = 1.5 the error of x(t) falls like 1/N
+// and that of x(t) + V(t) / N like 1/N^2 against the finite chain's law at t (uniformization),
+// and N (E[Q^N(t)] - sum x(t)) extrapolated is sum V(t); at t = 200, (x, V) are the steady ones.
+TEST(RefinedMeanField, TransientFromEmptyAgainstTheFiniteChain) {
+  const int d = 2;
+  const double lambda = 0.7, t = 1.5;
+  const int L = refined_levels(d, lambda);
+  const RefinedTrajectory path = refined_trajectory(d, lambda, L, {}, {t, 200.0}, 1e-3);
+  const auto un = static_cast<std::size_t>(L);
+  double EQ = 0.0, EQ_V = 0.0;
+  for (std::size_t k = 0; k < un; ++k) EQ += path.x[k], EQ_V += path.V[k];
+  const RefinedExpansion steady = refined_expansion(d, lambda, L);
+  for (std::size_t k = 0; k < un; ++k) {
+    EXPECT_NEAR(path.x[un + k], steady.pi[k], 1e-10);
+    EXPECT_NEAR(path.V[un + k], steady.V[k], 1e-8);
+  }
+  std::vector<int> sizes;
+  std::vector<double> err0, err1, y;
+  for (int N = 3; N <= 9; ++N) {
+    const FiniteN chain = transient_finite(N, d, lambda, 9, t);
+    ASSERT_LT(chain.top_mass, 1e-12);
+    sizes.push_back(N);
+    err0.push_back(std::abs(chain.EQ - EQ));
+    err1.push_back(std::abs(chain.EQ - EQ - EQ_V / N));
+    y.push_back(N * (chain.EQ - EQ));
+  }
+  const std::size_t m = sizes.size();
+  const double ratio = std::log(static_cast<double>(sizes[m - 1]) / sizes[m - 2]);
+  const double slope0 = std::log(err0[m - 1] / err0[m - 2]) / ratio;
+  const double slope1 = std::log(err1[m - 1] / err1[m - 2]) / ratio;
+  EXPECT_NEAR(slope0, -1.0, 0.3);
+  EXPECT_NEAR(slope1, -2.0, 0.35);
+  const double u0 = 1.0 / sizes[m - 3], u1 = 1.0 / sizes[m - 2], u2 = 1.0 / sizes[m - 1];
+  const double f01 = (y[m - 2] - y[m - 3]) / (u1 - u0), f12 = (y[m - 1] - y[m - 2]) / (u2 - u1);
+  const double a = y[m - 1] - f12 * u2 + (f12 - f01) / (u2 - u0) * u2 * u1;
+  EXPECT_NEAR(a, EQ_V, 0.02 * std::abs(EQ_V));
+  std::printf("transient t = %g: slopes %.3f %.3f, extrapolated a = %.5f, sum V(t) = %.5f\n", t,
+              slope0, slope1, a, EQ_V);
 }
 
 // ---- the pieces of the expansion --------------------------------------------------------------

@@ -28,6 +28,18 @@ RefinedExpansion refined_expansion(int d, double lambda, int levels);
 // more levels change nothing).
 int refined_levels(int d, double lambda);
 
+// The transient refinement (Gast, Bortolussi and Tribastone 2019): from a deterministic start
+// x(0) (W(0) = 0, V(0) = 0), E[X^N(t)] = x(t) + V(t) / N + O(1 / N^2) with
+//   dx/dt = f(x),  dW/dt = A(x) W + W A(x)^T + Q(x),  dV/dt = A(x) V + b(x, W) + g(x),
+// A, Q, b, g as above but at x(t). Classical RK4 steps of at most dt on L levels (x_{L+1} = 0);
+// rows j of x and V at times[j], each L values, row-major.
+struct RefinedTrajectory {
+  std::vector<double> x, V;
+};
+RefinedTrajectory refined_trajectory(int d, double lambda, int levels,
+                                     const std::vector<double>& x0,
+                                     const std::vector<double>& times, double dt);
+
 // Solves A W + W A^T + Q = 0 for W (n x n, row-major) by Gaussian elimination on the Kronecker
 // system (A (+) A) vec W = -vec Q, banded (bandwidth n) and without pivoting: A is tridiagonal
 // and weakly diagonally dominant by columns (the drift conserves the servers), and so is the

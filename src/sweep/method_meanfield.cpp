@@ -171,17 +171,21 @@ CostEstimate estimate(const Task& task) {
   const double L = lyapunov ? meanfield::refined_levels(o.policy_d, o.lambda) : 0.0;
   CostEstimate cost{
       levels * per_level +
-          steps * integrated * (faces ? kSecondsPerStepLevelFace : kSecondsPerStepLevel) +
-          L * L * L * L * kSecondsPerLyapunovFlop,
-      formula("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels + {:g}^4 Lyapunov flops",
-              levels, steps, integrated, L),
+          steps * integrated * (faces ? kSecondsPerStepLevelFace : kSecondsPerStepLevel),
+      formula("{:g} levels + {:.3g} Runge-Kutta steps x {:g} levels", levels, steps, integrated),
       {}};
-  const double refined_values = o.order > 0 ? 2.0 * levels : 0.0;
-  const double band = L * L * (2.0 * L + 1.0) * 8.0;  // the Kronecker system's band
-  cost.memory = {16.0 * (values + refined_values) + band, 16.0 * (values + refined_values),
-                 formula("{:.3g} occupancy, trajectory and refined values x 16 B + {:.3g} B of "
-                         "Lyapunov band",
-                         values + refined_values, band)};
+  cost.memory = {16.0 * values, 16.0 * values,
+                 formula("{:.3g} occupancy and trajectory values x 16 B", values)};
+  if (o.order > 0) {  // the texts of the limit's tasks stay as they were
+    const double band = L * L * (2.0 * L + 1.0) * 8.0;  // the Kronecker system's band
+    const double refined_values = 2.0 * levels;         // V and occupancy_N
+    cost.seconds += L * L * L * L * kSecondsPerLyapunovFlop;
+    if (lyapunov) cost.formula += formula(" + {:g}^4 Lyapunov steps", L);
+    cost.memory.bytes += 16.0 * refined_values + band;
+    cost.memory.result_bytes += 16.0 * refined_values;
+    cost.memory.formula += formula(" + {:.3g} refined values x 16 B + {:.3g} B of Lyapunov band",
+                                   refined_values, band);
+  }
   return cost;
 }
 

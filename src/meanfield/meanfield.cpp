@@ -8,6 +8,7 @@
 
 #include "qsweep/common/error.hpp"
 #include "qsweep/ldp/theory.hpp"
+#include "qsweep/meanfield/refined.hpp"
 
 namespace qsweep::meanfield {
 namespace {
@@ -180,7 +181,61 @@ double coc_response_time(int d, double lambda) {
   return sum;
 }
 
+// Order 1 (docs/meanfield.md, "Refined mean field"): V from the expansion at the fixed point;
+// random and power_of_d with d = 1 have independent M/M/1 queues, E[X^N] = x exactly (V = 0).
+void refine(const Options& o, Result& r) {
+  const std::size_t K = r.occupancy.size();
+  r.V.assign(K, 0.0);
+  r.EQ_V = 0.0;
+  if (!is_mm1(o.policy, o.policy_d)) {
+    const int L = refined_levels(o.policy_d, o.lambda);
+    const RefinedExpansion e = refined_expansion(o.policy_d, o.lambda, L);
+    for (std::size_t i = 0; i < K && i < e.V.size(); ++i) r.V[i] = e.V[i];
+    for (std::size_t i = e.V.size(); i-- > 0;) r.EQ_V += e.V[i];
+  }
+  const auto N = static_cast<double>(o.N);
+  r.occupancy_N.resize(K);
+  for (std::size_t i = 0; i < K; ++i) r.occupancy_N[i] = r.occupancy[i] + r.V[i] / N;
+  r.EQ_N = r.EQ + r.EQ_V / N;
+  r.ET_N = r.EQ_N / o.lambda;
+}
+
 }  // namespace
+
+void validate_refinement(const Options& o) {
+  if (o.order < 0 || o.order > 2)
+    throw InputError("meanfield: order = " + std::to_string(o.order) +
+                     " is not a refinement; expected 0 (the limit), 1 or 2");
+  if (o.order == 0) {
+    if (o.N != 0)
+      throw InputError("meanfield: N = " + std::to_string(o.N) +
+                       " is given with order 0 (the N -> infinity limit); expected order 1 with N");
+    return;
+  }
+  if (o.order == 2)
+    throw InputError(
+        "meanfield: order 2 (the 1/N^2 term of the refined mean field) is not implemented yet; "
+        "expected order 0 or 1");
+  const std::string policy(name_of(o.policy));
+  if (o.policy == Policy::jsq || o.policy == Policy::jiq)
+    throw InputError("meanfield: policy " + policy +
+                     " has no refined mean field: its drift is not smooth (it switches where "
+                     "x_1 reaches 1), so E[X^N] has no expansion in 1/N around the limit; "
+                     "expected order 0, or policy power_of_d");
+  if (o.policy == Policy::redundancy_coc)
+    throw InputError(
+        "meanfield: policy redundancy_coc has no refined mean field here (its occupancy alone "
+        "is not Markov); expected order 0");
+  if (o.horizon > 0.0)
+    throw InputError(
+        "meanfield: a refined trajectory (order 1 with horizon > 0) is not implemented yet; "
+        "expected horizon = 0 with order 1");
+  const int d = o.policy == Policy::power_of_d ? o.policy_d : 1;
+  if (o.N < d)
+    throw InputError("meanfield: N = " + std::to_string(o.N) + " servers cannot give " +
+                     std::to_string(d) + " distinct ones to sample; expected N >= " +
+                     std::to_string(d) + " (the servers of the system order 1 refines towards)");
+}
 
 void validate(const Options& o) {
   if (!(o.lambda > 0.0 && o.lambda < 1.0))
@@ -213,6 +268,7 @@ void validate(const Options& o) {
   }
   if (!o.initial_counts.empty() && !(total > 0.0))
     throw InputError("meanfield: initial_counts sum to 0; expected a positive total");
+  validate_refinement(o);
 }
 
 std::vector<double> fixed_point(Policy policy, int d, double lambda, int levels) {
@@ -270,6 +326,7 @@ Result solve(const Options& o) {
   }
   const int replicas = o.policy == Policy::redundancy_coc ? o.policy_d : 1;
   r.ET = r.EQ / (replicas * o.lambda);  // Little, per job
+  if (o.order >= 1) refine(o, r);
 
   if (o.horizon > 0.0) {
     // X_i(0) = fraction of queues with at least i jobs.

@@ -9,6 +9,7 @@
 #include "cost_detail.hpp"
 #include "method_system.hpp"
 #include "qsweep/meanfield/meanfield.hpp"
+#include "qsweep/meanfield/refined.hpp"
 
 namespace qsweep::sweep::detail {
 namespace {
@@ -36,6 +37,7 @@ int numbers_version(const Task& t) {
 }
 
 bool has_trajectory(const Draft& d) { return d.task.as<MeanfieldTask>().options.horizon > 0.0; }
+bool refined(const Draft& d) { return d.task.as<MeanfieldTask>().options.order > 0; }
 
 // policy_d: servers sampled by power_of_d, replicas per job of redundancy_coc (the `d` of family
 // complete in exact and simulate blocks).
@@ -66,6 +68,21 @@ std::vector<KeySpec> keys() {
        .used_by = "policy power_of_d, redundancy_coc",
        .applies = [](const Draft& d) { return uses_d(options_of(d.task).policy); },
        .apply = [](Draft& d, const Value& v) { options_of(d.task).policy_d = small_int(v); }});
+  k.push_back({.name = "order",
+               .kind = Kind::integer,
+               .help = "refined mean field: 0 the N -> infinity limit, 1 with the 1/N term of "
+                       "E[X^N] for N servers (power_of_d, random; default 0)",
+               .bounds = between(0, 2, false, false),
+               .selector = true,
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).order = small_int(v); }});
+  k.push_back({.name = "N",
+               .kind = Kind::integer,
+               .help = "meanfield: servers of the system that order >= 1 refines towards",
+               .bounds = between(1, 1e15, false, false),
+               .required = true,
+               .used_by = "order >= 1",
+               .applies = refined,
+               .apply = [](Draft& d, const Value& v) { options_of(d.task).N = integer(v); }});
   k.push_back(
       {.name = "occupancy_max",
        .kind = Kind::integer,
@@ -113,6 +130,15 @@ void derive(Draft& d, const BlockContext& block) {
          fmt::format("lambda = {:g} has no mean-field fixed point; expected lambda < 1 (servers "
                      "of rate 1)",
                      o.lambda));
+  if (o.order > 0) {
+    try {
+      meanfield::validate_refinement(o);
+    } catch (const InputError& e) {
+      const bool about_n = o.N < o.policy_d && o.policy == meanfield::Policy::power_of_d;
+      fail_from(block.where_of(about_n ? "N" : "order"), e,
+                "a refinement the meanfield method has (docs/meanfield.md)");
+    }
+  }
 }
 
 // ---- cost --------------------------------------------------------------------------------------
@@ -127,6 +153,9 @@ constexpr double kSecondsPerCocLevel = 5e-5;
 constexpr double kSecondsPerStepLevel = 2e-7;
 constexpr double kSecondsPerStepLevelFace = 3e-8;  // jsq, jiq
 constexpr double kTrajectoryMargin = 8.0;
+// Order 1: Gaussian elimination on the Kronecker system of the Lyapunov equation, L^2 unknowns
+// in a band of half-width L (about L^4 steps of 1e-8 to 3e-8 s measured; L = 9 to 50 levels).
+constexpr double kSecondsPerLyapunovFlop = 2e-8;
 
 CostEstimate estimate(const Task& task) {
   const auto& o = options_of(task);
@@ -137,6 +166,9 @@ CostEstimate estimate(const Task& task) {
       o.policy == meanfield::Policy::redundancy_coc ? kSecondsPerCocLevel : kSecondsPerLevel;
   const bool faces = o.policy == meanfield::Policy::jsq || o.policy == meanfield::Policy::jiq;
   const double integrated = levels + kTrajectoryMargin;
+  // The refinement solves on its own levels (down to x_k = 1e-300), whatever K is.
+  const bool lyapunov = o.order > 0 && o.policy == meanfield::Policy::power_of_d && o.policy_d > 1;
+  const double L = lyapunov ? meanfield::refined_levels(o.policy_d, o.lambda) : 0.0;
   CostEstimate cost{
       levels * per_level +
           steps * integrated * (faces ? kSecondsPerStepLevelFace : kSecondsPerStepLevel),
@@ -144,6 +176,16 @@ CostEstimate estimate(const Task& task) {
       {}};
   cost.memory = {16.0 * values, 16.0 * values,
                  formula("{:.3g} occupancy and trajectory values x 16 B", values)};
+  if (o.order > 0) {  // the texts of the limit's tasks stay as they were
+    const double band = L * L * (2.0 * L + 1.0) * 8.0;  // the Kronecker system's band
+    const double refined_values = 2.0 * levels;         // V and occupancy_N
+    cost.seconds += L * L * L * L * kSecondsPerLyapunovFlop;
+    if (lyapunov) cost.formula += formula(" + {:g}^4 Lyapunov steps", L);
+    cost.memory.bytes += 16.0 * refined_values + band;
+    cost.memory.result_bytes += 16.0 * refined_values;
+    cost.memory.formula += formula(" + {:.3g} refined values x 16 B + {:.3g} B of Lyapunov band",
+                                   refined_values, band);
+  }
   return cost;
 }
 
@@ -169,12 +211,25 @@ std::string describe_task(const Task& t) {
   if (uses_d(o.policy)) policy += fmt::format("(d={})", o.policy_d);
   std::string text = fmt::format("meanfield {} lambda={:.6g}", policy, o.lambda);
   if (o.horizon > 0.0) text += fmt::format(" horizon={:g}", o.horizon);
+  if (o.order > 0) text += fmt::format(" order={} N={}", o.order, o.N);
   return text;
 }
 
 std::string category_of(const Task& t) { return std::string(name_of(options_of(t).policy)); }
 
 // ---- results columns ---------------------------------------------------------------------------
+
+// A scalar of the refinement: NaN for a task of order 0, which does not compute it.
+Column refined_f64(std::string name, std::string description, std::string units,
+                   double meanfield::Result::*member) {
+  Column c = result_f64<meanfield::Result>(std::move(name), std::move(description),
+                                           std::move(units), member);
+  c.value = [member](const Task& t, const TaskOutcome& o) -> CellValue {
+    const auto* r = done_result<meanfield::Result>(o);
+    return r && options_of(t).order > 0 ? r->*member : kNaN;
+  };
+  return c;
+}
 
 std::vector<Column> columns() {
   using R = meanfield::Result;
@@ -242,6 +297,28 @@ std::vector<Column> columns() {
   c.push_back(result_f64<R>("trajectory_tail",
                             "largest x_{K+1}(t) over the times: what the trajectory rows omit", "",
                             &R::trajectory_tail));
+  // Refined mean field (order >= 1), appended after the columns of the limit.
+  const auto refined_length = [levels](const Task& t) {
+    return options_of(t).order > 0 ? levels(t) : std::size_t{0};
+  };
+  c.push_back(parameter("order", "refined mean field: 0 the limit, 1 with the 1/N term", "",
+                        ColumnType::i64,
+                        [](const Task& t) { return std::int64_t{options_of(t).order}; }));
+  c.push_back(
+      parameter("N", "servers the refinement is for (-1: order 0)", "", ColumnType::i64,
+                [](const Task& t) { return options_of(t).order > 0 ? options_of(t).N : kNone; }));
+  c.push_back(result_vector<R>("V",
+                               "order 1: V_1..V_K, E[X_i^N] = x_i + V_i / N + O(1/N^2) (empty "
+                               "with order 0)",
+                               "", ColumnType::f64_ragged, &R::V, refined_length));
+  c.push_back(refined_f64("EQ_V", "order 1: sum_i V_i over every level, E[Q]_N = EQ + EQ_V / N",
+                          "jobs", &R::EQ_V));
+  c.push_back(result_vector<R>("occupancy_N",
+                               "order 1: x_i + V_i / N, i = 1..K (empty with order 0)", "",
+                               ColumnType::f64_ragged, &R::occupancy_N, refined_length));
+  c.push_back(refined_f64("EQ_N", "order 1: EQ + EQ_V / N, mean jobs per server of N servers",
+                          "jobs", &R::EQ_N));
+  c.push_back(refined_f64("ET_N", "order 1: EQ_N / lambda (Little)", "time", &R::ET_N));
   return c;
 }
 

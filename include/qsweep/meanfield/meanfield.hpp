@@ -53,13 +53,22 @@ struct Options {
   int time_points = 11;
   std::vector<double> initial_counts;
   double dt = 1e-3;  // Runge-Kutta step of the trajectory
+  // Refined mean field (docs/meanfield.md, "Refined mean field"): order 0 is the limit; order 1
+  // adds the 1/N term of E[X^N] for N servers (power_of_d and random only; N >= policy_d).
+  int order = 0;
+  std::int64_t N = 0;  // servers; 0 (none) with order 0
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
+    // order and N (added later) are written to the canonical text (plan hash, task keys) only
+    // off their defaults, so the tasks of the limit keep their hashes; Boost archives always
+    // carry them.
     // clang-format off
     ar & policy & policy_d & lambda & tolerance & occupancy_max & horizon & time_points &
         initial_counts & dt;
+    constexpr bool boost_archive = requires { typename Archive::is_loading; };
+    if (boost_archive || order != 0 || N != 0) ar & order & N;
     // clang-format on
   }
 };
@@ -74,19 +83,32 @@ struct Result {
   std::vector<double> times;
   std::vector<double> trajectory;
   double trajectory_tail = 0.0;  // max over the times of x_{K+1}(t): what the rows leave out
+  // Order >= 1 (empty, and 0 in the results columns NaN, with order 0):
+  // E[X^N] = x + V / N + O(1 / N^2).
+  std::vector<double> V;            // V_1..V_K, the 1/N coefficients of the occupancy
+  double EQ_V = 0.0;                // sum_i V_i over every level: E[Q]_N = EQ + EQ_V / N + ...
+  std::vector<double> occupancy_N;  // x_i + V_i / N, i = 1..K
+  double EQ_N = 0.0;                // EQ + EQ_V / N
+  double ET_N = 0.0;                // EQ_N / lambda (Little)
 
   friend bool operator==(const Result&, const Result&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
-    ar & EQ & ET & occupancy & tail & times & trajectory & trajectory_tail;
+    ar & EQ & ET & occupancy & tail & times & trajectory & trajectory_tail & V & EQ_V &
+        occupancy_N & EQ_N & ET_N;
     // clang-format on
   }
 };
 
-// Throws InputError for options outside their ranges (lambda in (0, 1), d >= 1, ...) and for a
-// trajectory of redundancy_coc.
+// Throws InputError for options outside their ranges (lambda in (0, 1), d >= 1, ...), for a
+// trajectory of redundancy_coc and for what validate_refinement refuses.
 void validate(const Options& options);
+
+// Throws InputError for a refinement (order, N) the policy does not have: order 2 (not yet),
+// order 1 of jsq and jiq (their drift is not smooth), of redundancy_coc, or with a trajectory;
+// N < policy_d (d distinct servers are sampled) or N given with order 0.
+void validate_refinement(const Options& options);
 
 // x_i of the fixed point for i = 1..levels (x_0 = 1 is not included):
 //   power_of_d: x_i = lambda^((d^i - 1) / (d - 1)) (d = 1: lambda^i), computed as

@@ -17,6 +17,10 @@ mpi 3 "$QSWEEP" run "$sweep" -o three.h5 --quiet 2>three.log || { cat three.log;
 $CHECK same one.h5 three.h5
 "$QSWEEP" verify one.h5 >/dev/null || fail "one.h5 does not verify"
 grep -q "refinement round 2" one.log || fail "fewer than 2 refinement rounds: $(cat one.log)"
+# status counts the tasks of each round: 13 of the sweep itself, then what the rounds added.
+"$QSWEEP" status one.h5 >status.txt || true
+grep -Eq "^rounds: +[0-9]+ refinement rounds after the sweep's own points; tasks per round: 13, " status.txt ||
+  fail "status shows no rounds: $(cat status.txt)"
 "$PYTHON" - one.h5 <<'PY' || fail "rounds of one.h5"
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], "r") as f:

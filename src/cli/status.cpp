@@ -61,7 +61,9 @@ struct StatusReport {
   std::vector<std::pair<std::string, store::StatusCounts>> by_method;
   store::StatusCounts all;
   std::vector<store::TaskProblem> failed, unstable, warnings;
-  std::uint64_t warned = 0;                 // tasks with a warning, all of them
+  std::uint64_t warned = 0;  // tasks with a warning, all of them
+  // A refined file: its tasks per refinement round (round 0 first); empty for any other.
+  std::vector<std::uint64_t> per_round;
   std::string writer;                       // holder of the writer lock, "" if none
   std::optional<store::Activity> activity;  // what the writer's ranks do, while it holds the lock
   int exit_status = exit_code::ok;          // what `status` exits with
@@ -80,6 +82,12 @@ StatusReport read_report(const store::ResultsReader& reader, std::size_t limit) 
   if (report.all.failed > 0) report.failed = reader.problems(TaskStatus::failed, limit);
   if (report.all.unstable > 0) report.unstable = reader.problems(TaskStatus::unstable, limit);
   report.warnings = reader.warnings(limit, report.warned);
+  for (const std::int32_t round : reader.rounds()) {
+    const auto r = static_cast<std::size_t>(std::max(round, 0));
+    if (r >= report.per_round.size()) report.per_round.resize(r + 1, 0);
+    ++report.per_round[r];
+  }
+  if (report.per_round.size() < 2) report.per_round.clear();  // not refined
   report.writer = store::WriterLock::holder(reader.path());
   // Only while the lock is held: a killed run leaves its last activity file behind.
   if (!report.writer.empty()) report.activity = store::read_activity(reader.path());
@@ -230,6 +238,10 @@ int status_command(const StatusArgs& args) {
   fmt::print("sweep:    {} from {} (sha256 {})\n", shown("sweep_name"), shown("sweep_source"),
              shown("sweep_sha256", 16));
   fmt::print("plan:     {} tasks, hash {}\n", reader.task_count(), shown("plan_hash", 16));
+  if (!report.per_round.empty()) {
+    fmt::print("rounds:   {} refinement rounds after the sweep's own points; tasks per round: {}\n",
+               report.per_round.size() - 1, fmt::join(report.per_round, ", "));
+  }
   fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n", shown("created"),
              shown("hostname"), shown("qsweep_version"), shown("git_commit"), shown("mpi_ranks"));
   fmt::print("command:  {}\n", shown("command_line"));

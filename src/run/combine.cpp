@@ -20,6 +20,7 @@
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/stored_rows.hpp"
 #include "qsweep/sweep/columns.hpp"
+#include "rounds.hpp"
 
 namespace qsweep::run {
 namespace {
@@ -56,6 +57,11 @@ ResultsSource open_source(const std::string& path) {
   } catch (const InputError& e) {
     throw InputError(path + ": the sweep file stored in it does not expand (" + e.what() +
                      "); damaged, or made by another qsweep version");
+  }
+  if (!source.plan.refinements.empty()) {
+    // A refining sweep's file holds the points of its rounds too, which its rows give again.
+    sweep::Rounds rounds(source.plan);
+    replay_rounds(source.plan, rounds, path);
   }
   if (source.plan.hash != reader.attribute("plan_hash")) {
     throw InputError(path + ": the sweep file stored in it expands to plan hash " +
@@ -237,8 +243,8 @@ std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::
         std::sort(wanted[s].begin(), wanted[s].end());
         wanted[s].erase(std::unique(wanted[s].begin(), wanted[s].end()), wanted[s].end());
         for (store::StoredRow& row : readers[s]->read(wanted[s])) {
-          // An older file's row lacks the last cells: its key (a parameter, from the plan) and
-          // reused_from (empty: computed in that file's study).
+          // An older file's row lacks the last cells: its key and round (parameters, from the
+          // plan) and reused_from (empty: computed in that file's study).
           row.rows.task.cells.resize(task_columns.size(), std::string());
           stored[s].emplace(row.id, row);
         }

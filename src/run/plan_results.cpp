@@ -9,10 +9,11 @@
 namespace qsweep::run {
 namespace {
 
-// The /tasks columns of a file of `format_version`: version 3 has those before `reused_from` (the
-// last), version 2 also lacks `key` (the one before).
+// The /tasks columns of a file of `format_version`: version 4 has those before `round` (the last),
+// version 3 also lacks `reused_from` (the one before), version 2 also `key` (the one before that).
 std::vector<ColumnSpec> task_columns(int format_version) {
   std::vector<ColumnSpec> columns = sweep::task_columns();
+  if (format_version < 5) columns.pop_back();
   if (format_version < 4) columns.pop_back();
   if (format_version < 3) columns.pop_back();
   return columns;

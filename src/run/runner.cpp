@@ -1,6 +1,7 @@
 #include "qsweep/run/runner.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,8 @@
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
 #include "qsweep/store/writer_lock.hpp"
+#include "qsweep/sweep/rounds.hpp"
+#include "rounds.hpp"
 #include "startup.hpp"
 #include "workbench.hpp"
 #include "worker.hpp"
@@ -110,18 +113,13 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
     throw Error("rank " + std::to_string(comm.rank()) + " expanded " + path +
                 " to a different plan than rank 0");
   }
-  // Every rank has the same plan, so the same verdict.
-  if (!plan.refinements.empty()) {
-    const sweep::Refinement& r = plan.refinements.front();
-    throw AgreedInputError(r.where +
-                           ": refine is checked and planned but qsweep run does not run "
-                           "refinement rounds yet (issue 33); expected a sweep without refine "
-                           "to run: `qsweep plan` shows its initial points");
-  }
   return plan;
 }
 
-RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions& options,
+namespace {
+
+// Runs `plan` into its results file once (the whole of a run without refinement rounds).
+RunResult run_once(const Comm& world, const sweep::Plan& plan, const RunOptions& options,
                    const TaskFunction& run_task, const SpanningTaskFunction& run_spanning) {
   // The run's own communicator (MPI_ERRORS_RETURN): its messages never meet anyone else's.
   const Comm comm = world.duplicate();
@@ -202,6 +200,84 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
     // Rows are written whole and sealed last, so the file is consistent whatever failed.
     throw Error(e.what() + store::full_disk_note(path) + " (" + path +
                 " is consistent: continue it with --resume once the cause is fixed)");
+  }
+}
+
+// Rank 0 decides, every rank gets the points of `decide` (text: sweep::points_text, an empty
+// list of rounds, or a list of lines "round" before each round's points); an InputError on rank
+// 0 is thrown on every rank.
+std::vector<std::vector<sweep::NewPoint>> agree_on_rounds(
+    const Comm& comm, const std::function<std::vector<std::vector<sweep::NewPoint>>()>& decide) {
+  std::string text;
+  agree_on_rank0(comm, [&] {
+    for (const std::vector<sweep::NewPoint>& points : decide())
+      text += "round\n" + sweep::points_text(points);
+  });
+  comm.broadcast(text, 0);
+  std::vector<std::vector<sweep::NewPoint>> rounds;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t next = text.find("round\n", at + 1);
+    const std::size_t end = next == std::string::npos ? text.size() : next;
+    rounds.push_back(sweep::points_from_text(text.substr(at + 6, end - at - 6)));
+    at = end;
+  }
+  return rounds;
+}
+
+// Rank 0: the results file of the run (as run_once finds it), "" if it does not exist.
+std::string existing_output(const sweep::Plan& plan, const RunOptions& options) {
+  const std::string path = store::real_results_path(output_path(plan, options));
+  return std::filesystem::exists(path) ? path : "";
+}
+
+}  // namespace
+
+RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions& options,
+                   const TaskFunction& run_task, const SpanningTaskFunction& run_spanning) {
+  if (plan.refinements.empty()) return run_once(world, plan, options, run_task, run_spanning);
+  // Refinement rounds (docs/running.md, "Refinement rounds"): round 0 is the plan; once every
+  // task of a round is finished, the points refine::propose gives from the file's rows are the
+  // next round's tasks, and the file grows to them (as a grown sweep) until none is proposed.
+  // Rank 0 decides each round from the rows alone and sends it: every rank holds the same plan.
+  if (options.shard.count > 0 || !options.select.empty() || !options.reuse.empty()) {
+    throw AgreedInputError(plan.refinements.front().where +
+                           ": refine: runs its rounds on the whole plan; expected no --shard, "
+                           "--select or --reuse with a refining sweep");
+  }
+  sweep::Plan current = plan;
+  sweep::Rounds rounds(current);
+  RunOptions each = options;
+  if (options.resume) {
+    // A file of a killed run: its rounds again from its rows, up to the round it holds.
+    for (const auto& points : agree_on_rounds(world, [&] {
+           std::vector<std::vector<sweep::NewPoint>> added;
+           const std::string path = existing_output(current, options);
+           if (!path.empty()) {
+             sweep::Plan replayed = current;
+             sweep::Rounds replay(replayed);
+             replay_rounds(replayed, replay, path, &added);
+           }
+           return added;
+         }))
+      rounds.add(current, points);
+  }
+  for (;;) {
+    if (world.rank() == 0 && rounds.round() > 0) {
+      std::fprintf(stderr, "qsweep: refinement round %d: %llu tasks\n", rounds.round(),
+                   static_cast<unsigned long long>(current.tasks.size()));
+    }
+    RunResult result = run_once(world, current, each, run_task, run_spanning);
+    if (result.exit_code != exit_code::ok) return result;
+    const auto next = agree_on_rounds(world, [&] {
+      const auto points = propose_from_file(rounds, current, existing_output(current, options));
+      if (!points) throw Error("a round ended with tasks not finished");  // run_once said ok
+      return std::vector<std::vector<sweep::NewPoint>>{*points};
+    });
+    if (next.front().empty()) return result;
+    rounds.add(current, next.front());
+    each.resume = true;  // the file grows to the next round
+    each.force = false;
   }
 }
 

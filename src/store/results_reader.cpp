@@ -213,6 +213,17 @@ std::vector<std::int32_t> ResultsReader::attempts() const {
   });
 }
 
+std::vector<std::int32_t> ResultsReader::rounds() const {
+  return file_->reading([&]() -> std::vector<std::int32_t> {
+    if (check(H5Lexists(file_->get(), "/tasks/round", H5P_DEFAULT), "H5Lexists", "/tasks/round") <=
+        0)
+      return {};
+    const H5Id dataset = open_dataset(file_->get(), "/tasks/round");
+    return read_values<std::int32_t>(dataset.get(), "/tasks/round", H5T_NATIVE_INT32,
+                                     all_rows(dataset.get(), "/tasks/round"));
+  });
+}
+
 std::vector<std::string> ResultsReader::methods() const {
   return file_->reading([&]() -> std::vector<std::string> {
     const H5Id dataset = open_dataset(file_->get(), "/tasks/method");

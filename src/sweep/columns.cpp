@@ -102,6 +102,14 @@ const std::vector<TaskColumn>& task_table() {
         "was created (empty: computed for this file's study)",
         "", ColumnType::str, false, kReusedFromWidth, true},
        [](const Task&, const TaskOutcome&, int) -> CellValue { return std::string(); }},
+      // Last: files of format version 4 have the columns before it (plan_results.cpp).
+      {{"round",
+        "the refinement round that added the task (0: a point of the sweep itself; "
+        "docs/sweep-format.md, \"Refinement\")",
+        "", ColumnType::i32, true},
+       [](const Task& t, const TaskOutcome&, int) -> CellValue {
+         return static_cast<std::int64_t>(t.round);
+       }},
   };
   return table;
 }

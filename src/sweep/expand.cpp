@@ -750,6 +750,7 @@ RefinedPoint refined_point(const Plan& plan, std::size_t r, const RefinedPoint& 
   RefinedPoint p;
   p.x = x;
   p.task = costed_task(grid, on_curve.grid_point, &value);
+  p.task.round = round;
   p.round = round;
   p.grid_point = on_curve.grid_point;
   return p;

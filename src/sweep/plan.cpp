@@ -87,7 +87,7 @@ void finish(Plan& plan, detail::PlanState& state) {
   plan.unstable_tasks = std::move(state.unstable_tasks);
   plan.duplicates = state.duplicates;
   plan.refinements = std::move(state.refinements);
-  plan.hash = state.hash.hex_digest();
+  plan.hash = hash_with_refinements(state.hash.hex_digest(), plan.refinements);
 }
 
 }  // namespace
@@ -367,6 +367,19 @@ std::string hash_of(const Tasks& tasks) {
 std::string plan_hash(const std::vector<Task>& tasks) { return hash_of(tasks); }
 std::string plan_hash(const PlanTasks& tasks) { return hash_of(tasks); }
 
+std::string hash_with_refinements(const std::string& tasks_hash,
+                                  const std::vector<Refinement>& refinements) {
+  if (refinements.empty()) return tasks_hash;  // the hashes of other plans stay as they were
+  std::string text = tasks_hash;
+  for (const Refinement& r : refinements) {
+    // Doubles as hex floats: their exact values.
+    text += fmt::format("\nrefine {} {} {} {} {:a} {} {:a} {}", r.block, r.axis, r.quantity,
+                        static_cast<int>(r.spec.criterion), r.spec.tolerance, r.spec.max_points,
+                        r.spec.crossing, r.spec.integer_axis);
+  }
+  return sha256_hex(text);
+}
+
 const detail::BlockGrid* PlanTasks::block_grid(int block) const {
   if (block < 0 || static_cast<std::size_t>(block) >= grids_.size()) return nullptr;
   return grids_[static_cast<std::size_t>(block)].get();
@@ -376,8 +389,8 @@ const Task PlanTasks::at(std::uint64_t id) const {
   if (id >= size())
     throw std::out_of_range(fmt::format("task {} of a plan of {} tasks", id, size()));
   Task task;
-  if (!given_.empty()) {
-    task = given_[id];
+  if (id >= points_.size()) {
+    task = given_[id - points_.size()];
   } else {
     const auto grid = std::upper_bound(grid_first_.begin(), grid_first_.end(), id) - 1;
     task = grids_[static_cast<std::size_t>(grid - grid_first_.begin())]->task(points_[id]);
@@ -393,16 +406,14 @@ const Task PlanTasks::at(std::uint64_t id) const {
 Method PlanTasks::method(std::uint64_t id) const {
   if (id >= size())
     throw std::out_of_range(fmt::format("task {} of a plan of {} tasks", id, size()));
-  if (!given_.empty()) return given_[id].method();
+  if (id >= points_.size()) return given_[id - points_.size()].method();
   const auto grid = std::upper_bound(grid_first_.begin(), grid_first_.end(), id) - 1;
   return grids_[static_cast<std::size_t>(grid - grid_first_.begin())]->method();
 }
 
 void PlanTasks::push_back(Task task) {
-  if (!grids_.empty() || task.id != size())
-    throw std::logic_error(
-        "PlanTasks::push_back: a task by hand needs id == size(), in a plan "
-        "by hand");
+  if (task.id != size())
+    throw std::logic_error("PlanTasks::push_back: a task by hand needs id == size()");
   estimates_.push_back({task.cost, task.memory, task.result_memory, task.ranks, kind_of(task)});
   given_.push_back(std::move(task));
 }

@@ -127,6 +127,9 @@ def resumed(final, reference, snapshots, min_kills_in_flight=0):
     for path in snapshots:
         snap = np.load(path)
         s, a = snap["status"], snap["attempts"].astype(np.int64)
+        # Tasks a later refinement round appended were pending, never handed out, at the kill.
+        s = np.pad(s, (0, len(attempts) - len(s)))
+        a = np.pad(a, (0, len(attempts) - len(a)))
         # In flight at this kill: handed out since the previous kill and not finished.
         in_flight = (s != DONE) & (a > previous)
         expected += in_flight

@@ -99,8 +99,8 @@ with h5py.File(sys.argv[1], "r+") as f:
     g["EQ"][0] = g["EQ"][0] * (1 + 1e-9)
     task = int(g["task_id"][0])
     one = slice(task, task + 1)
-    parts = [t[n][one].tobytes() for n in ("id", "method", "block", "seed", "key", "status",
-                                           "error", "warning", "wall_seconds", "rank",
+    parts = [t[n][one].tobytes() for n in ("id", "method", "block", "seed", "key", "round",
+                                           "status", "error", "warning", "wall_seconds", "rank",
                                            "reused_from")]
     names = [n for n in g if not h5py.h5ds.is_scale(g[n].id)]
     for n in names:

@@ -68,7 +68,7 @@ mkdir -p csv-duplicates
 "$QSWEEP" status format2-duplicates.h5 --yaml >format2-duplicates.yaml
 mpi 2 "$QSWEEP" run format2-duplicates.yaml -o format2-duplicates.h5 --resume 2>dup.txt >/dev/null ||
   fail "resume of the two-block file: $(cat dup.txt)"
-grep -q "format2-duplicates.h5 rewritten from format version 2 to 4 (3 finished rows kept, 1 rows of tasks an earlier block has left out)" dup.txt ||
+grep -q "format2-duplicates.h5 rewritten from format version 2 to 5 (3 finished rows kept, 1 rows of tasks an earlier block has left out)" dup.txt ||
   fail "no rewrite message: $(cat dup.txt)"
 "$PYTHON" - "$FIXTURES/format2-duplicates.h5" format2-duplicates.h5 <<'PY' || fail "tasks ran again"
 import sys, h5py, numpy as np

@@ -16,11 +16,12 @@
 #include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/execute.hpp"
 #include "qsweep/sweep/plan.hpp"
+#include "qsweep/sweep/rounds.hpp"
 
 namespace qsweep::sweep {
 namespace {
 
-struct Rounds {
+struct HandRounds {
   std::vector<std::vector<RefinedPoint>> curves;
   std::vector<std::vector<refine::Point>> values;  // per curve, as propose reads them
   std::vector<refine::Proposal> last;              // per curve, the final proposal
@@ -29,9 +30,9 @@ struct Rounds {
 
 // Every round: each curve's points without a value run (sweep::execute), their rows give the
 // values, refine::propose gives the next points, made with refined_point.
-Rounds run_rounds(const Plan& plan, std::size_t r) {
+HandRounds run_rounds(const Plan& plan, std::size_t r) {
   const Refinement& refinement = plan.refinements.at(r);
-  Rounds out;
+  HandRounds out;
   out.curves = refinement_curves(plan, r);
   out.values.resize(out.curves.size());
   out.last.resize(out.curves.size());
@@ -125,7 +126,7 @@ blocks:
     refine: {axis: lambda, quantity: ET, tolerance: 0.005, max_points: 400}
 )",
                                "test.yaml");
-  const Rounds rounds = run_rounds(plan, 0);
+  const HandRounds rounds = run_rounds(plan, 0);
   ASSERT_EQ(rounds.curves.size(), 1u);
   const auto sorted = refine::curve(rounds.values[0]);
   EXPECT_FALSE(rounds.last[0].budget_exhausted);
@@ -176,7 +177,7 @@ blocks:
     refine: {axis: lambda, quantity: ET, crossing: 5.0, tolerance: 1e-6}
 )",
                                "test.yaml");
-  const Rounds rounds = run_rounds(plan, 0);
+  const HandRounds rounds = run_rounds(plan, 0);
   ASSERT_EQ(rounds.last.at(0).thresholds.size(), 1u);
   const refine::Threshold& t = rounds.last[0].thresholds[0];
   EXPECT_TRUE(t.converged);
@@ -213,7 +214,7 @@ blocks:
     refine: {axis: lambda, quantity: ET, tolerance: 0.01, max_points: 30}
 )",
                                "test.yaml");
-  const Rounds a = run_rounds(plan, 0);
+  const HandRounds a = run_rounds(plan, 0);
   ASSERT_EQ(a.curves.size(), 2u);
   for (std::size_t c = 0; c < a.curves.size(); ++c) {
     std::vector<refine::Point> reversed(a.values[c].rbegin(), a.values[c].rend());
@@ -223,6 +224,105 @@ blocks:
     EXPECT_TRUE(p1.points.empty());
     EXPECT_GT(a.curves[c].size(), 4u);
   }
+}
+
+// sweep::Rounds, as `qsweep run` drives it: each round's points are appended to the plan as
+// tasks of that round, and the plan ends with the points run_rounds (above, refined_point by
+// hand) gives, curve by curve.
+TEST(RefineRounds, RoundsAppendEachRoundsPointsToThePlanAsTasksOfThatRound) {
+  Plan plan = parse_plan(R"(
+name: rounds
+blocks:
+  - method: exact
+    family: [ring, path]
+    N: 5
+    lambda: {linspace: [0.1, 0.9, 4]}
+    refine: {axis: lambda, quantity: ET, tolerance: 0.01, max_points: 30}
+)",
+                         "test.yaml");
+  const HandRounds by_hand = run_rounds(plan, 0);
+  const std::uint64_t initial = plan.tasks.size();
+  Rounds rounds(plan);
+  ASSERT_EQ(rounds.curve_count(), 2u);
+  std::vector<refine::Point> values;  // by task id
+  for (;;) {
+    for (std::uint64_t id = values.size(); id < plan.tasks.size(); ++id) {
+      const Task task = plan.tasks[id];
+      values.push_back(curve_point(plan.refinements[0], 0.0, make_row(task, execute(task))));
+    }
+    const auto points = rounds.propose([&](std::size_t r, std::uint64_t id, double x) {
+      EXPECT_EQ(r, 0u);
+      refine::Point p = values.at(id);
+      p.x = x;
+      return std::optional<refine::Point>(p);
+    });
+    ASSERT_TRUE(points.has_value());
+    if (points->empty()) break;
+    // Sent between ranks as text, exactly.
+    EXPECT_EQ(points_from_text(points_text(*points)), *points);
+    const std::string before = plan.hash;
+    rounds.add(plan, *points);
+    EXPECT_NE(plan.hash, before);
+    EXPECT_EQ(plan.hash, hash_with_refinements(plan_hash(plan.tasks), plan.refinements));
+    ASSERT_LT(rounds.round(), 100);
+  }
+  EXPECT_EQ(rounds.round(), by_hand.rounds);
+  std::set<std::string> expected;
+  for (const auto& curve : by_hand.curves)
+    for (const RefinedPoint& p : curve) expected.insert(task_key(p.task));
+  std::set<std::string> got;
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+    const Task task = plan.tasks[id];
+    EXPECT_EQ(task.id, id);
+    got.insert(task_key(task));
+    if (id < initial) {
+      EXPECT_EQ(task.round, 0);
+    }
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(got.size(), plan.tasks.size());
+  // Every added task carries the round that added it, as run_rounds numbered them.
+  for (const auto& curve : by_hand.curves)
+    for (const RefinedPoint& p : curve)
+      for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
+        if (task_key(plan.tasks[id]) == task_key(p.task)) {
+          EXPECT_EQ(plan.tasks[id].round, p.round);
+        }
+  // Unfinished points: no round yet.
+  Plan again = parse_plan(plan.yaml_text, "test.yaml");
+  const Rounds fresh(again);
+  EXPECT_FALSE(fresh
+                   .propose([](std::size_t, std::uint64_t, double) {
+                     return std::optional<refine::Point>();
+                   })
+                   .has_value());
+}
+
+// The plan hash of a refining sweep covers its refine key: a file refined to one tolerance is not
+// continued with another. The same grid without refine keeps the hash of its tasks alone.
+TEST(RefineRounds, ThePlanHashCoversTheRefineKey) {
+  const auto hash = [](const std::string& refine) {
+    return parse_plan(
+               "name: h\nblocks:\n  - method: exact\n    family: ring\n    N: 5\n"
+               "    lambda: [0.2, 0.5, 0.8]\n" +
+                   refine,
+               "test.yaml")
+        .hash;
+  };
+  const std::string plain = hash("");
+  const std::string a = hash("    refine: {axis: lambda, quantity: ET, tolerance: 0.01}\n");
+  const std::string b = hash("    refine: {axis: lambda, quantity: ET, tolerance: 0.02}\n");
+  const std::string c =
+      hash("    refine: {axis: lambda, quantity: ET, tolerance: 0.01, max_points: 50}\n");
+  EXPECT_NE(plain, a);
+  EXPECT_NE(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a, hash("    refine: {axis: lambda, quantity: ET, tolerance: 0.01}\n"));
+  const Plan p = parse_plan(
+      "name: h\nblocks:\n  - method: exact\n    family: ring\n    N: 5\n    lambda: [0.2, 0.5, "
+      "0.8]\n",
+      "test.yaml");
+  EXPECT_EQ(plain, plan_hash(p.tasks));
 }
 
 }  // namespace

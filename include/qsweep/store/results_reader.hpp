@@ -58,6 +58,9 @@ class ResultsReader {
 
   std::vector<TaskStatus> statuses() const;
   std::vector<std::int32_t> attempts() const;
+  // /tasks/round: the refinement round that added each task; empty for a file of format
+  // version 4 or older, which has none.
+  std::vector<std::int32_t> rounds() const;
   std::vector<std::string> methods() const;  // per task
   // Tasks with the given status in task order, at most `limit` of them.
   std::vector<TaskProblem> problems(TaskStatus status, std::size_t limit) const;

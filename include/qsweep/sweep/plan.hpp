@@ -70,8 +70,8 @@ class PlanTasks {
   TaskEstimate& estimate(std::uint64_t id) { return estimates_.at(id); }
   // Every kind of task in the plan, once each (TaskEstimate::kind indexes it).
   const std::vector<TaskKind>& kinds() const { return kinds_; }
-  // Appends a task made by hand; its id must be size() (std::logic_error otherwise, and in a
-  // plan expanded from a sweep).
+  // Appends a task made by hand (in a plan expanded from a sweep: a refining block's new point,
+  // sweep::Rounds); its id must be size() (std::logic_error otherwise).
   void push_back(Task task);
 
   // Every task in id order, each made when reached.
@@ -106,7 +106,7 @@ class PlanTasks {
   std::vector<std::uint64_t> grid_first_;  // id of each grid's first task
   std::vector<std::uint32_t> points_;      // grid point of each task (< max_tasks <= 10^7)
   std::vector<TaskEstimate> estimates_;
-  std::vector<Task> given_;  // a plan built by hand
+  std::vector<Task> given_;  // the tasks by hand, after the grids' (points_)
   std::vector<TaskKind> kinds_;
   std::uint32_t kind_of(const Task& task);  // its index in kinds_, added if new
 };
@@ -225,6 +225,11 @@ Plan plan_from_flags(const std::vector<Flag>& flags);
 // sweep compute it as they expand (Plan::hash).
 std::string plan_hash(const std::vector<Task>& tasks);
 std::string plan_hash(const PlanTasks& tasks);
+// The hash of a plan whose tasks hash to `tasks_hash`: that hash without refinements, else the
+// SHA-256 of it and every refine key (criterion, tolerance, budget), so that a results file
+// refined to one tolerance is not continued with another.
+std::string hash_with_refinements(const std::string& tasks_hash,
+                                  const std::vector<Refinement>& refinements);
 
 // A task's key: what makes it the computation it is, wherever it sits in a plan. The first 128
 // bits of the SHA-256 of its method's numbers version and its canonical form without the id,

@@ -139,6 +139,10 @@ struct Task {
   // engine), or kAutoRanks. Not in the canonical form either: the results do not depend on it
   // (docs/running.md, "Tasks that span ranks").
   int ranks = 1;
+  // The refinement round that added the task (docs/sweep-format.md, "Refinement"): 0 for the
+  // sweep's own points. Not in the canonical form either: a point computes the same whichever
+  // round adds it.
+  int round = 0;
   MethodParams params;  // the method and its parameters
 
   Method method() const { return static_cast<Method>(params.index()); }

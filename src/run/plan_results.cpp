@@ -18,10 +18,12 @@ std::vector<ColumnSpec> task_columns(int format_version) {
   return columns;
 }
 
-// Columns of /simulate that files before format version 4 do not have.
+// Columns of /simulate that files before format version 4 do not have (the totals for a common
+// window came later within version 4, docs/results-layout.md).
 bool simulate_column_since_4(const std::string& name) {
   return name == "start" || name == "common_random_numbers" || name == "EQ_replications" ||
-         name == "ET_replications";
+         name == "ET_replications" || name == "cumulative_time" ||
+         name == "cumulative_replications";
 }
 
 // The indices of group_columns(method) a file of `format_version` has.

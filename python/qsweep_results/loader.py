@@ -112,19 +112,28 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
 
     For every finished simulate row with `by` == a, the row with `by` == b and the same other
     parameters (the columns before EQ, the `policy_d` of other policies aside when `by` is
-    "policy"), the differences of their per-replication estimates (`ET_replications` or
-    `EQ_replications`: replication r of both) give a Student t interval. With
-    `common_random_numbers` listing `by` the two rows ran on the same arrivals and services, so the
-    difference is much more precise than the rows' own intervals suggest; without, the pairs are
-    independent and the interval is still valid (docs/sim.md, "Common random numbers").
+    "policy"), the differences of their per-replication estimates (of E[T] or E[Q]: replication r
+    of both) give a Student t interval. With `common_random_numbers` listing `by` the two rows ran
+    on the same arrivals and services, so the difference is much more precise than the rows' own
+    intervals suggest; without, the pairs are independent and the interval is still valid
+    (docs/sim.md, "Common random numbers").
+
+    A coupled pair is compared over the window both rows observed: from the later of their
+    truncation points to the earlier of their ends, each replication's estimates recomputed from
+    the totals the rows store on the grid of window bounds (`cumulative_time`,
+    `cumulative_replications`). Rows without them (files made before they were stored) and
+    pairs that did not share their streams use each row's own window (`ET_replications`,
+    `EQ_replications`), as do coupled pairs whose windows do not overlap on the grid (with a
+    warning).
 
     Returns one dict per pair: task_id_a, task_id_b, difference (mean a - b), half_width (at
     `level`), replications, correlation (of the pair's replication estimates), unpaired_half_width
-    (what independent runs of the same length would give), common (whether the pair shared its
-    streams), equal_windows (whether both rows' estimates cover the same time: the same rounds,
-    told by their events, and the same warmup_used), and the matched parameters under
-    "parameters". A coupled pair whose windows differ pairs weakly (the interval stays valid) and
-    gives a warning. Needs scipy (python3-scipy).
+    (what independent runs of the rows' own windows would give, from their own estimates), common
+    (whether the pair shared its streams), window ((start, end) in simulated time from the start of
+    a replication, as `warmup_used`: the common window used, or None when each row's own window
+    was), equal_windows (whether the rows' own windows are the same: the same rounds, told by their
+    events, and the same warmup_used), and the matched parameters under "parameters". Needs scipy
+    (python3-scipy).
     """
     import warnings
 
@@ -134,10 +143,12 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
     names = list(table.keys())
     if by not in names:
         raise KeyError(f"no column '{by}'; columns: {', '.join(names)}")
+    if estimate not in ("ET", "EQ"):
+        raise KeyError(f"estimate '{estimate}': per-replication estimates exist for ET and EQ only")
     per_replication = f"{estimate}_replications"
     if per_replication not in table:
         raise KeyError(f"{path}: no column '{per_replication}' (a file made before per-replication "
-                       f"estimates were stored, or an estimate other than ET and EQ)")
+                       f"estimates were stored)")
     ignored = {"task_id", "status", "error", "warning", by} | ({"policy_d"} if by == "policy" else set())
     parameters = [n for n in names[:names.index("EQ")] if n not in ignored]
 
@@ -156,27 +167,42 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
     pairs = []
     for row_a in np.flatnonzero(_matches(table[by], a)):
         for row_b in rows_b.get(key(row_a), []):
-            x = np.asarray(table[per_replication][row_a], dtype=float)
-            y = np.asarray(table[per_replication][row_b], dtype=float)
+            own_x = np.asarray(table[per_replication][row_a], dtype=float)
+            own_y = np.asarray(table[per_replication][row_b], dtype=float)
+            shared = table["common_random_numbers"][row_a] if "common_random_numbers" in table else ""
+            common = by in str(shared).split(",")
+            equal_windows = _equal_windows(table, row_a, row_b)
+            window = _common_window(table, row_a, row_b) if common else None
+            if window is not None:
+                x = _window_estimates(table, row_a, window, estimate)
+                y = _window_estimates(table, row_b, window, estimate)
+            else:
+                x, y = own_x, own_y
             keep = ~(np.isnan(x) | np.isnan(y))
             x, y = x[keep], y[keep]
             n = len(x)
             if n < 2:
                 continue
-            d = x - y
-            t = stats.t.ppf(0.5 + level / 2.0, n - 1)
-            shared = table["common_random_numbers"][row_a] if "common_random_numbers" in table else ""
-            common = by in str(shared).split(",")
-            equal_windows = _equal_windows(table, row_a, row_b)
-            if common and not equal_windows:
+            if common and window is None and not equal_windows:
+                has_totals = _cumulative(table, row_a) is not None and _cumulative(table, row_b) is not None
+                reason = ("their windows do not overlap on the grid of window bounds" if has_totals
+                          else "the file holds no totals for a common window (made before they "
+                          "were stored)")
                 warnings.warn(
                     f"{path}: tasks {int(table['task_id'][row_a])} and {int(table['task_id'][row_b])}"
                     f" shared their streams but their windows differ (warmup_used "
                     f"{table['warmup_used'][row_a]:g} and {table['warmup_used'][row_b]:g}, events "
                     f"{int(table['events'][row_a])} and {int(table['events'][row_b])}: they stopped "
-                    f"at different rounds), so the pairing is weak; a horizon at which both pass "
-                    f"their diagnostics in the first round makes the windows equal (docs/sim.md, "
-                    f"\"Common random numbers\")", stacklevel=2)
+                    f"at different rounds) and {reason}, so each row's own window is used and the "
+                    f"pairing is weak (docs/sim.md, \"Common random numbers\")", stacklevel=2)
+            d = x - y
+            t = stats.t.ppf(0.5 + level / 2.0, n - 1)
+            # Independent runs of the rows' own windows: their own estimates, as stored.
+            own_keep = ~(np.isnan(own_x) | np.isnan(own_y))
+            own_x, own_y = own_x[own_keep], own_y[own_keep]
+            own_n = len(own_x)
+            own_t = stats.t.ppf(0.5 + level / 2.0, own_n - 1) if own_n >= 2 else float("nan")
+            given = _given_warmup(table, row_a)
             pairs.append({
                 "task_id_a": int(table["task_id"][row_a]),
                 "task_id_b": int(table["task_id"][row_b]),
@@ -185,12 +211,72 @@ def paired_difference(path, by, a, b, estimate="ET", level=0.95):
                 "replications": n,
                 "correlation": float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0
                 else float("nan"),
-                "unpaired_half_width": float(t * np.sqrt((x.var(ddof=1) + y.var(ddof=1)) / n)),
+                "unpaired_half_width": float(
+                    own_t * np.sqrt((own_x.var(ddof=1) + own_y.var(ddof=1)) / own_n))
+                if own_n >= 2 else float("nan"),
                 "common": common,
+                "window": None if window is None else (given + window[0], given + window[1]),
                 "equal_windows": equal_windows,
                 "parameters": {name: table[name][row_a] for name in parameters},
             })
     return pairs
+
+
+def _given_warmup(table, row):
+    """The warm-up a row asked for (0 when detected: NaN in the `warmup` column)."""
+    warmup = float(table["warmup"][row])
+    return 0.0 if np.isnan(warmup) else warmup
+
+
+def _cumulative(table, row):
+    """A row's grid times (after the warm-up asked for) and its totals [replication, time, 3]
+    (integral of Q, sum and number of sojourn times since the warm-up asked for), or None for a
+    row without them: no common random numbers, or a file made before they were stored."""
+    if "cumulative_time" not in table or "cumulative_replications" not in table:
+        return None
+    times = np.asarray(table["cumulative_time"][row], dtype=float)
+    totals = np.asarray(table["cumulative_replications"][row], dtype=float)
+    if len(times) == 0 or len(totals) == 0 or len(totals) % (3 * len(times)) != 0:
+        return None
+    return times, totals.reshape(-1, len(times), 3)
+
+
+def _common_window(table, row_a, row_b):
+    """The window (start, end), after the warm-up asked for, that both rows observed: from the
+    later of their own windows' starts to the earlier of their ends, on grid times both rows hold
+    (or the start of the observation, where every total is 0). None without totals in both rows
+    or when no such window is left."""
+    grids = [_cumulative(table, row) for row in (row_a, row_b)]
+    if any(g is None for g in grids):
+        return None
+    times = np.intersect1d(np.append(grids[0][0], 0.0), np.append(grids[1][0], 0.0))
+    # Own windows: from the truncation (warmup_used beyond the warm-up asked for) to the end of
+    # the last round (the last grid time).
+    start = max(float(table["warmup_used"][row]) - _given_warmup(table, row) for row in (row_a, row_b))
+    end = min(g[0][-1] for g in grids)
+    tolerance = 1e-9 * end  # warmup_used is the warm-up asked for plus a grid time, rounded
+    after = times[times >= start - tolerance]
+    before = times[times <= end]
+    if len(after) == 0 or len(before) == 0 or not after[0] < before[-1]:
+        return None
+    return float(after[0]), float(before[-1])
+
+
+def _window_estimates(table, row, window, estimate):
+    """Each replication's E[Q] or E[T] over `window` (after the warm-up asked for), from the
+    row's totals at its two ends."""
+    times, totals = _cumulative(table, row)
+
+    def at(time):
+        if time == 0.0:
+            return np.zeros((totals.shape[0], 3))
+        return totals[:, int(np.flatnonzero(times == time)[0]), :]
+
+    d = at(window[1]) - at(window[0])
+    if estimate == "EQ":
+        return d[:, 0] / (window[1] - window[0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(d[:, 2] > 0, d[:, 1] / d[:, 2], np.nan)
 
 
 def _equal_windows(table, row_a, row_b):

@@ -246,6 +246,10 @@ std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::
           // An older file's row lacks the last cells: its key and round (parameters, from the
           // plan) and reused_from (empty: computed in that file's study).
           row.rows.task.cells.resize(task_columns.size(), std::string());
+          // and its group row the columns of later versions (as a task not yet run has them).
+          row.rows.group =
+              current_group_row(sources[s]->plan, row.id,
+                                static_cast<int>(sources[s]->format_version), row.rows.group);
           stored[s].emplace(row.id, row);
         }
       }

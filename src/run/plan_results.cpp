@@ -25,14 +25,27 @@ bool simulate_column_since_4(const std::string& name) {
          name == "ET_replications";
 }
 
+// Columns that files before format version 5 do not have: the totals for a common window of
+// coupled simulate rows, and the refined mean field's.
+bool column_since_5(sweep::Method method, const std::string& name) {
+  if (method == sweep::Method::simulate)
+    return name == "cumulative_time" || name == "cumulative_replications";
+  if (method == sweep::Method::meanfield)
+    return name == "order" || name == "N" || name == "V" || name == "EQ_V" ||
+           name == "occupancy_N" || name == "EQ_N" || name == "ET_N";
+  return false;
+}
+
 // The indices of group_columns(method) a file of `format_version` has.
 std::vector<std::size_t> group_column_indices(sweep::Method method, int format_version) {
   const std::vector<ColumnSpec>& all = sweep::group_columns(method);
   std::vector<std::size_t> kept;
-  for (std::size_t c = 0; c < all.size(); ++c)
-    if (format_version >= 4 || method != sweep::Method::simulate ||
-        !simulate_column_since_4(all[c].name))
-      kept.push_back(c);
+  for (std::size_t c = 0; c < all.size(); ++c) {
+    const bool missing = (format_version < 4 && method == sweep::Method::simulate &&
+                          simulate_column_since_4(all[c].name)) ||
+                         (format_version < 5 && column_since_5(method, all[c].name));
+    if (!missing) kept.push_back(c);
+  }
   return kept;
 }
 
@@ -56,7 +69,7 @@ store::PlannedRows planned_rows(const sweep::Plan& plan, int format_version) {
           },
           [&plan, format_version, indices = column_indices(format_version)](std::uint64_t id) {
             Row row = sweep::make_row(plan.tasks.at(id), {});
-            if (format_version >= 4) return row;
+            if (format_version >= store::kFormatVersion) return row;
             Row kept;
             for (const std::size_t c : indices[static_cast<std::size_t>(plan.tasks.method(id))])
               kept.cells.push_back(std::move(row.cells[c]));
@@ -65,6 +78,16 @@ store::PlannedRows planned_rows(const sweep::Plan& plan, int format_version) {
 }
 
 }  // namespace
+
+Row current_group_row(const sweep::Plan& plan, std::uint64_t id, int format_version, Row stored) {
+  if (format_version >= store::kFormatVersion) return stored;
+  const sweep::Method method = plan.tasks.method(id);
+  Row row = sweep::make_row(plan.tasks.at(id), {});
+  const std::vector<std::size_t> indices = group_column_indices(method, format_version);
+  for (std::size_t k = 0; k < indices.size() && k < stored.cells.size(); ++k)
+    row.cells.at(indices[k]) = std::move(stored.cells[k]);
+  return row;
+}
 
 store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   store::Schema schema;

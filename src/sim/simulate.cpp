@@ -323,10 +323,12 @@ class Round {
       : horizon_(horizon), ensemble_Q_(kSeriesBatches, 0.0) {
     const ReplicationPlan plan{std::max(options.warmup, 0.0), horizon, kSeriesBatches};
     const std::vector<double> ones(kBatchMeans, 1.0);
+    if (options.coupled_streams()) cumulative_batches_ = grid_batches(options.horizon, horizon);
     for (int r = 0; r < options.replications; ++r) {
       const ReplicationStats stats = run_replication(system, options, seed, task_id,
                                                      static_cast<std::uint64_t>(r), plan, kernel);
       events += stats.events;
+      add_cumulative(stats);
       for (std::size_t i = 0; i < ensemble_Q_.size(); ++i) ensemble_Q_[i] += stats.batch_Q[i];
       for (std::size_t k = 0; k < kWindows; ++k) {
         const auto first = static_cast<std::size_t>(kTruncationBatches[k]);
@@ -360,6 +362,9 @@ class Round {
     r.ET_hw = T.hw;
     r.EQ_replications = replication_Q_[k];
     r.ET_replications = replication_T_[k];
+    for (const int b : cumulative_batches_)
+      r.cumulative_time.push_back(horizon_ / kSeriesBatches * b);
+    r.cumulative_replications = cumulative_;
     // The truncation may take half the run: at that cap the transient may not be over.
     if (cut >= mser5_max_warmup(kSeriesBatches, batch)) r.flags |= flag_warmup_not_over;
     if (Q.correlated || T.correlated) r.flags |= flag_correlated;
@@ -383,8 +388,36 @@ class Round {
   std::uint64_t events = 0;
 
  private:
+  // The ends (in batches of the series) of the grid first_horizon x 2^i, i = -4 .. this round,
+  // that lie on a batch boundary of this round's series: every window of every round starts or
+  // ends on the grid (docs/sim.md, "Common random numbers").
+  static std::vector<int> grid_batches(double first_horizon, double horizon) {
+    std::vector<int> ends{kSeriesBatches};
+    for (double length = horizon; length > first_horizon / 16.0 && ends.front() > 1; length /= 2.0)
+      ends.insert(ends.begin(), ends.front() / 2);
+    return ends;
+  }
+
+  // The replication's totals from the start of the observation to each grid time, summed from
+  // its batch series (each batch mean of Q times the batch length).
+  void add_cumulative(const ReplicationStats& stats) {
+    const double batch = horizon_ / kSeriesBatches;
+    double area = 0.0, sum = 0.0, count = 0.0;
+    std::size_t b = 0;
+    for (const int end : cumulative_batches_) {
+      for (; b < static_cast<std::size_t>(end); ++b) {
+        area += stats.batch_Q[b];
+        sum += stats.batch_T_sum[b];
+        count += stats.batch_T_count[b];
+      }
+      cumulative_.insert(cumulative_.end(), {area * batch, sum, count});
+    }
+  }
+
   double horizon_;
-  std::vector<double> ensemble_Q_;  // sum over the replications of the batch means of Q
+  std::vector<int> cumulative_batches_;  // empty without coupled streams
+  std::vector<double> cumulative_;       // per replication and grid time: Q area, T sum, T count
+  std::vector<double> ensemble_Q_;       // sum over the replications of the batch means of Q
   std::array<Estimates, kWindows> estimates_;
   std::array<RatioBatchMeans, kWindows> Q_, T_;
   std::array<std::vector<double>, kWindows> replication_Q_, replication_T_;

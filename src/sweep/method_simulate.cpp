@@ -565,6 +565,23 @@ std::vector<Column> columns() {
   c.push_back(result_vector<R>("ET_replications",
                                "E[T] of each replication over the window kept (paired comparisons)",
                                "time", ColumnType::f64_vector, &R::ET_replications, replications));
+  // Coupled tasks only: rows without common random numbers reserve no space.
+  const auto coupled = [](const Task& t) { return options_of(t).coupled_streams(); };
+  c.push_back(result_vector<R>(
+      "cumulative_time",
+      "times after the warm-up asked for at which cumulative_replications holds totals "
+      "(common random numbers)",
+      "time", ColumnType::f64_ragged, &R::cumulative_time, [coupled](const Task& t) {
+        return coupled(t) ? static_cast<std::size_t>(sim::kMaxCumulativeTimes) : 0;
+      }));
+  c.push_back(result_vector<R>(
+      "cumulative_replications",
+      "per replication and cumulative_time: integral of Q, sum and number of sojourn times "
+      "since the warm-up asked for (paired comparisons on a common window)",
+      "", ColumnType::f64_ragged, &R::cumulative_replications,
+      [coupled, replications](const Task& t) {
+        return coupled(t) ? replications(t) * sim::kMaxCumulativeTimes * 3 : 0;
+      }));
   c.push_back(
       result_f64<R>("warmup_used", "simulated time discarded per replication", "time", &R::warmup));
   c.push_back(result_i64<R>("warmup_detected", "1 if the warm-up was detected (MSER-5)",

@@ -27,6 +27,10 @@ struct FinishedTask {
 // `format_version` has them (version 2, before /tasks/key, is read and verified).
 store::Layout results_layout(const sweep::Plan& plan, int format_version = store::kFormatVersion);
 
+// Task `id`'s row of its method group as this version stores it, from `stored`, the row a file
+// of `format_version` holds: the columns that version lacks as a task not yet run has them.
+Row current_group_row(const sweep::Plan& plan, std::uint64_t id, int format_version, Row stored);
+
 // Collective: creates the results file of `plan` (store::ResultsFile::create).
 void create_results_file(const std::string& path, const sweep::Plan& plan,
                          const store::Layout& layout, const store::Provenance& provenance,

@@ -20,6 +20,10 @@ namespace qsweep::sim {
 // most this many job types; otherwise those vectors are empty.
 inline constexpr double kMaxTrackedTypes = 1024;
 
+// Result::cumulative_time holds at most this many times: the ends of the batches of the series
+// at 1/1024 .. 1/2 and 1 of the run (kSeriesBatches), from which the totals are summed.
+inline constexpr int kMaxCumulativeTimes = 11;
+
 // A value per server n = 0..N-1. The pooled kernel (docs/sim.md, "Pooled dispatching") gives
 // every server the same values: then one value stands for all N, so that a result of a million
 // servers holds a few doubles, and its per-server columns are not made at all (the row holds the
@@ -89,6 +93,14 @@ struct Result {
   // Each replication's own E[Q] and E[T] over the window kept (replication r draws from
   // Rng(seed, task_id, r)): with common random numbers, tasks pair by replication.
   std::vector<double> EQ_replications, ET_replications;
+  // With coupled streams (options.common_random_numbers), what a paired comparison over a window
+  // two tasks share needs (docs/sim.md, "Common random numbers"): the times, after the warm-up
+  // asked for, at which every round's windows start or end (horizon x 2^i, i = -4 .. the last
+  // round, the last kMaxCumulativeTimes of them), and per replication r and time k the totals
+  // from the start of the observation: cumulative_replications[3 (r K + k) + j] is the integral
+  // of Q (j = 0), the sum of the sojourn times (1) and their number (2) over [0, time k] (K the
+  // number of times). Empty without coupled streams.
+  std::vector<double> cumulative_time, cumulative_replications;
   double warmup = 0.0;           // simulated time discarded at the start of every replication
   bool warmup_detected = false;  // true: options.warmup < 0 (MSER-5 chose all of it)
   double horizon = 0.0;          // observed simulated time per replication (after warm-up)
@@ -108,13 +120,13 @@ struct Result {
   // Every member, once: serialize() and operator== both walk this list.
   template <class Self>
   static auto fields(Self& r) {
-    return std::tie(r.EQ, r.EQ_hw, r.VarQ, r.VarQ_hw, r.ET, r.ET_hw, r.pmf, r.pmf_hw, r.occupancy,
-                    r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type,
-                    r.ET_type_hw, r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw,
-                    r.T_p50, r.T_p50_hw, r.T_p90, r.T_p90_hw, r.T_p99, r.T_p99_hw,
-                    r.EQ_replications, r.ET_replications, r.warmup, r.warmup_detected, r.horizon,
-                    r.replications, r.hw99_factor, r.events, r.flags, r.correlation_time,
-                    r.quiet_replications, r.warning);
+    return std::tie(
+        r.EQ, r.EQ_hw, r.VarQ, r.VarQ_hw, r.ET, r.ET_hw, r.pmf, r.pmf_hw, r.occupancy,
+        r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type, r.ET_type_hw,
+        r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw, r.T_p50, r.T_p50_hw, r.T_p90,
+        r.T_p90_hw, r.T_p99, r.T_p99_hw, r.EQ_replications, r.ET_replications, r.cumulative_time,
+        r.cumulative_replications, r.warmup, r.warmup_detected, r.horizon, r.replications,
+        r.hw99_factor, r.events, r.flags, r.correlation_time, r.quiet_replications, r.warning);
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {

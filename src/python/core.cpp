@@ -191,15 +191,17 @@ PYBIND11_MODULE(_core, m) {
       py::make_tuple(py::handle(error), py::handle(PyExc_ValueError)).release().ptr(), nullptr);
   m.attr("Error") = py::handle(error);
   m.attr("InputError") = py::handle(input_error);
-  py::register_exception_translator([](std::exception_ptr thrown) {
-    try {
-      if (thrown) std::rethrow_exception(thrown);
-    } catch (const qsweep::InputError& e) {
-      PyErr_SetString(input_error, e.what());
-    } catch (const qsweep::Error& e) {
-      PyErr_SetString(error, e.what());
-    }
-  });
+  // pybind11 gives the exception by value: its translator type is void(*)(std::exception_ptr).
+  py::register_exception_translator(
+      [](std::exception_ptr thrown) {  // NOLINT(performance-unnecessary-value-param)
+        try {
+          if (thrown) std::rethrow_exception(thrown);
+        } catch (const qsweep::InputError& e) {
+          PyErr_SetString(input_error, e.what());
+        } catch (const qsweep::Error& e) {
+          PyErr_SetString(error, e.what());
+        }
+      });
 
   m.def("eval", &eval, R"(eval(method="exact", *, max_task_memory=None, **parameters) -> dict
 

@@ -15,6 +15,7 @@ packages=(
   python3-jsonschema  # tests/integration/status_json.sh validates `status --json` with it
   python3-xarray python3-h5netcdf  # results files open as xarray Datasets (run_xarray.sh)
   python3-venv python3-pip python3-setuptools  # the loader installs from python/pyproject.toml
+  pybind11-dev python3-pybind11 python3-dev  # the Python module, import qsweep (docs/python.md)
   python3-pandas  # the pandas examples of docs/results-layout.md and docs/figures.md (doc_examples.sh)
 )
 

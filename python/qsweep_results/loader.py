@@ -70,6 +70,12 @@ def _read_columns(group):
     return columns
 
 
+def group_names(path):
+    """The method groups the file holds ("exact", "simulate", ...), in the file's order."""
+    with _open(path) as f:
+        return tuple(name for name in f if name != "tasks")
+
+
 def load_tasks(path):
     """The /tasks group: id, method, block, status (as text), error, wall_seconds, rank, ..."""
     with _open(path) as f:

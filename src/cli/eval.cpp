@@ -7,14 +7,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "cell_json.hpp"
 #include "command.hpp"
 #include "memory_option.hpp"
 #include "qsweep/common/exit_codes.hpp"
-#include "qsweep/run/memory.hpp"
+#include "qsweep/local/cell_json.hpp"
+#include "qsweep/local/evaluate.hpp"
 #include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/execute.hpp"
-#include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::cli {
 namespace {
@@ -24,11 +23,6 @@ struct EvalArgs {
   std::vector<std::string> values;                         // storage, one per key
   bool json = false;
   std::string max_task_memory;
-};
-
-// The task's memory: estimated (beyond the process before it) and the process's measured peak.
-struct Memory {
-  double estimated = 0.0, baseline = 0.0, peak = 0.0;
 };
 
 std::string mask_text(std::int64_t mask) {
@@ -95,24 +89,18 @@ void print_one_key_per_line(const nlohmann::ordered_json& object) {
   std::printf("\n}\n");
 }
 
-void print(const sweep::Task& task, const sweep::TaskOutcome& outcome, const Memory& memory,
-           bool json) {
-  const auto& columns = sweep::group_columns(task.method());
-  const Row row = sweep::make_row(task, outcome);
+void print(const sweep::Task& task, const local::Evaluation& evaluation, bool json) {
   if (json) {
     nlohmann::ordered_json out;
-    out["method"] = std::string(qsweep::name_of(task.method()));
-    out["status"] = std::string(qsweep::name_of(outcome.status));
-    out["error"] = outcome.error;
-    out["warning"] = outcome.warning;
-    out["wall_seconds"] = outcome.wall_seconds;
-    out["estimated_memory_bytes"] = memory.estimated;
-    out["baseline_memory_bytes"] = memory.baseline;
-    out["peak_memory_bytes"] = memory.peak;
-    for (std::size_t i = 0; i < columns.size(); ++i) out[columns[i].name] = cell_json(row.cells[i]);
+    for (const auto& [name, cell] : local::result_fields(task, evaluation))
+      out[name] = local::cell_json(cell);
     print_one_key_per_line(out);
     return;
   }
+  const sweep::TaskOutcome& outcome = evaluation.outcome;
+  const local::Memory& memory = evaluation.memory;
+  const auto& columns = sweep::group_columns(task.method());
+  const Row row = sweep::make_row(task, outcome);
   std::vector<std::pair<std::string, std::string>> lines = {
       {"task", sweep::describe(task)}, {"status", std::string(qsweep::name_of(outcome.status))}};
   if (!outcome.error.empty()) lines.emplace_back("error", outcome.error);
@@ -177,18 +165,11 @@ const CommandRegistration kEval(20, [](CLI::App& app, int& exit_code) {
     for (std::size_t i = 0; i < args->keys.size(); ++i)
       if (args->keys[i].second->count() > 0)
         flags.push_back({args->keys[i].first, args->values[i]});
-    const sweep::Plan plan = sweep::plan_from_flags(flags);  // InputError: exit code bad_input
-    const sweep::Task& task = plan.tasks.front();
-    if (task.ranks != 1)
-      throw InputError(
-          "--ranks: qsweep eval runs a task in this one process; tasks that span "
-          "ranks run with `qsweep run` under mpirun (docs/running.md, \"Tasks that "
-          "span ranks\"); expected --ranks 1 or no --ranks");
-    const sweep::MemoryLimit limit = local_memory_limit(args->max_task_memory);
-    sweep::check_task_memory(plan, limit);
-    const sweep::TaskOutcome outcome = sweep::execute(task);
-    const Memory memory{task.memory, limit.baseline_bytes, run::peak_resident_bytes()};
-    print(task, outcome, memory, args->json);
+    // InputError (exit code bad_input): bad flags, a task that spans ranks or does not fit.
+    const local::Prepared prepared = local::prepare(flags, args->max_task_memory);
+    const local::Evaluation evaluation = local::run(prepared);
+    const sweep::TaskOutcome& outcome = evaluation.outcome;
+    print(prepared.task, evaluation, args->json);
     if (!outcome.warning.empty())
       std::fprintf(stderr, "qsweep: warning: %s\n", outcome.warning.c_str());
     if (outcome.status != TaskStatus::done) {

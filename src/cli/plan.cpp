@@ -9,10 +9,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cell_json.hpp"
 #include "command.hpp"
 #include "memory_option.hpp"
 #include "qsweep/common/exit_codes.hpp"
+#include "qsweep/local/evaluate.hpp"
+#include "qsweep/local/plan_summary.hpp"
 #include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/cost.hpp"
 #include "qsweep/sweep/execute.hpp"
@@ -29,12 +30,6 @@ std::string duration_text(double seconds) {
   return fmt::format("{:.1f} days", seconds / 86400.0);
 }
 
-struct Group {
-  std::size_t tasks = 0, unstable = 0;
-  double seconds = 0.0;
-  double memory = 0.0;  // the largest task's
-};
-
 struct PlanArgs {
   std::string file;
   std::size_t top = 5;
@@ -43,66 +38,12 @@ struct PlanArgs {
   std::string max_task_memory;
 };
 
-// The `count` tasks with the largest `key` of their estimates, largest first.
-template <class Key>
-std::vector<sweep::Task> largest(const sweep::Plan& plan, std::size_t count, Key key) {
-  std::vector<std::uint64_t> ids(plan.tasks.size());
-  for (std::uint64_t id = 0; id < ids.size(); ++id) ids[id] = id;
-  const std::size_t top = std::min<std::size_t>(count, ids.size());
-  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(top), ids.end(),
-                    [&](std::uint64_t a, std::uint64_t b) {
-                      return key(plan.tasks.estimate(a)) > key(plan.tasks.estimate(b));
-                    });
-  std::vector<sweep::Task> tasks;
-  for (std::size_t i = 0; i < top; ++i) tasks.push_back(plan.tasks[ids[i]]);
-  return tasks;
-}
-
-nlohmann::ordered_json task_json(const sweep::Task& task) {
-  const sweep::CostEstimate estimate = sweep::estimate_cost(task);
-  return {{"id", task.id},
-          {"task", sweep::describe(task)},
-          {"cost_seconds", task.cost},
-          {"estimate", estimate.formula},
-          {"memory_bytes", task.memory},
-          {"memory_estimate", estimate.memory.formula}};
-}
-
-// The task's parameter columns as its results row will hold them (exact doubles: JSON numbers
-// read back to the same value).
-nlohmann::ordered_json parameters_json(const sweep::Task& task) {
-  const auto& columns = sweep::group_columns(task.method());
-  const Row row = sweep::make_row(task, sweep::TaskOutcome{});
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (std::size_t i = 0; i < columns.size(); ++i)
-    if (columns[i].parameter && columns[i].name != "task_id")
-      out[columns[i].name] = cell_json(row.cells[i]);
-  return out;
-}
-
 std::string criterion_text(const sweep::Refinement& r) {
   if (r.spec.criterion == refine::Criterion::crossing)
     return fmt::format("where {} crosses {}, bracketed to {} in {}", r.quantity, r.spec.crossing,
                        r.spec.tolerance, r.axis);
   return fmt::format("where interpolating {} errs by more than {} (relative)", r.quantity,
                      r.spec.tolerance);
-}
-
-nlohmann::ordered_json refinement_json(const sweep::Refinement& r) {
-  nlohmann::ordered_json out = {
-      {"block", r.block},
-      {"axis", r.axis},
-      {"quantity", r.quantity},
-      {"criterion",
-       std::string(r.spec.criterion == refine::Criterion::crossing ? "crossing" : "interpolation")},
-      {"tolerance", r.spec.tolerance}};
-  if (r.spec.criterion == refine::Criterion::crossing) out["crossing"] = r.spec.crossing;
-  out["integer_axis"] = r.spec.integer_axis;
-  out["curves"] = r.curves;
-  out["initial_points"] = r.initial_points;
-  out["max_points"] = r.spec.max_points;
-  out["max_tasks"] = r.most_tasks();
-  return out;
 }
 
 // The blocks that refine: their initial points (the plan's tasks) and their budget.
@@ -135,76 +76,15 @@ void print_tasks(const char* title, const std::vector<sweep::Task>& tasks) {
 }
 
 void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::MemoryLimit& limit) {
-  // Counted by the kinds the plan keeps per task, without making the tasks.
-  double total = 0.0, largest_memory = 0.0;
-  std::vector<Group> of_kind(plan.tasks.kinds().size());
-  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
-    const sweep::TaskEstimate& e = plan.tasks.estimate(id);
-    Group& g = of_kind[e.kind];
-    ++g.tasks;
-    g.seconds += e.cost;
-    g.memory = std::max(g.memory, e.memory);
-    total += e.cost;
-    largest_memory = std::max(largest_memory, e.memory);
-  }
-  std::vector<bool> unstable(plan.tasks.size(), false);
-  for (auto id : plan.unstable_tasks) {
-    unstable[id] = true;
-    ++of_kind[plan.tasks.estimate(id).kind].unstable;
-  }
-  std::map<std::pair<int, std::string>, Group> groups;
-  for (std::size_t k = 0; k < of_kind.size(); ++k) {
-    const sweep::TaskKind& kind = plan.tasks.kinds()[k];
-    groups[{static_cast<int>(kind.method), kind.category}] = of_kind[k];
-  }
-  const auto biggest = largest(plan, args.top, [](const sweep::TaskEstimate& e) { return e.cost; });
-  const auto most_memory =
-      largest(plan, args.top, [](const sweep::TaskEstimate& e) { return e.memory; });
-
   if (args.json) {
-    nlohmann::ordered_json out;
-    out["name"] = plan.name;
-    out["source"] = plan.source;
-    out["tasks"] = plan.tasks.size();
-    out["unstable_tasks"] = plan.unstable_tasks.size();
-    out["duplicate_tasks"] = plan.duplicates;
-    out["plan_hash"] = plan.hash;
-    out["sweep_sha256"] = plan.yaml_sha256;
-    out["seed"] = plan.seed;
-    out["output"] = plan.output;
-    out["total_cost_seconds"] = total;
-    out["max_memory_bytes"] = largest_memory;
-    out["max_task_memory_bytes"] = limit.bytes;
-    out["baseline_memory_bytes"] = limit.baseline_bytes;
-    out["refinements"] = nlohmann::ordered_json::array();
-    for (const sweep::Refinement& r : plan.refinements)
-      out["refinements"].push_back(refinement_json(r));
-    out["groups"] = nlohmann::ordered_json::array();
-    for (const auto& [key, g] : groups)
-      out["groups"].push_back(
-          {{"method", std::string(qsweep::name_of(static_cast<sweep::Method>(key.first)))},
-           {"kind", key.second},
-           {"tasks", g.tasks},
-           {"unstable_tasks", g.unstable},
-           {"cost_seconds", g.seconds},
-           {"max_memory_bytes", g.memory}});
-    out["biggest"] = nlohmann::ordered_json::array();
-    for (const auto& task : biggest) out["biggest"].push_back(task_json(task));
-    out["most_memory"] = nlohmann::ordered_json::array();
-    for (const auto& task : most_memory) out["most_memory"].push_back(task_json(task));
-    if (args.all_tasks) {
-      out["task_list"] = nlohmann::ordered_json::array();
-      for (const auto& task : plan.tasks)
-        out["task_list"].push_back({{"id", task.id},
-                                    {"task", sweep::describe(task)},
-                                    {"unstable", static_cast<bool>(unstable[task.id])},
-                                    {"cost_seconds", task.cost},
-                                    {"memory_bytes", task.memory},
-                                    {"parameters", parameters_json(task)}});
-    }
+    const auto out = local::plan_json(plan, limit, args.top, args.all_tasks);
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
   }
+  const local::PlanCounts counts = local::count_plan(plan);
+  const auto& groups = counts.groups;
+  const auto& unstable = counts.unstable;
+  const double total = counts.total_seconds, largest_memory = counts.largest_memory;
   std::printf("sweep %s (%s): %zu tasks", plan.name.c_str(), plan.source.c_str(),
               plan.tasks.size());
   if (!plan.unstable_tasks.empty())
@@ -247,13 +127,13 @@ void print_plan(const sweep::Plan& plan, const PlanArgs& args, const sweep::Memo
                   duration_text(task.cost).c_str(), sweep::memory_text(task.memory).c_str(),
                   sweep::describe(task).c_str(), unstable[task.id] ? "  (unstable)" : "");
   }
-  print_tasks("biggest tasks", biggest);
-  print_tasks("most memory", most_memory);
+  print_tasks("biggest tasks", local::biggest_tasks(plan, args.top));
+  print_tasks("most memory", local::most_memory_tasks(plan, args.top));
 }
 
 int plan_command(const PlanArgs& args) {
   const sweep::Plan plan = sweep::load_plan(args.file);
-  const sweep::MemoryLimit limit = local_memory_limit(args.max_task_memory);
+  const sweep::MemoryLimit limit = local::memory_limit(args.max_task_memory);
   sweep::check_task_memory(plan, limit);
   print_plan(plan, args, limit);
   return exit_code::ok;
@@ -266,7 +146,7 @@ struct ValidateArgs {
 
 int validate_command(const ValidateArgs& args) {
   const sweep::Plan plan = sweep::load_plan(args.file);
-  sweep::check_task_memory(plan, local_memory_limit(args.max_task_memory));
+  sweep::check_task_memory(plan, local::memory_limit(args.max_task_memory));
   std::printf("%s: valid, %zu tasks (%zu outside the stability region", args.file.c_str(),
               plan.tasks.size(), plan.unstable_tasks.size());
   if (plan.duplicates > 0)

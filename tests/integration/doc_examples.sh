@@ -339,6 +339,22 @@ build/qsweep status results/ring.h5 --json >status.json
 echo "ok (docs/running.md): status --json has the example's keys"
 
 # ---------------------------------------------------------------------------------------------
+# docs/python.md: the module of the build under test (BUILD/python), when it is built.
+not_run docs/python.md "bash scripts/install-python.sh" \
+  "writes into the user's site-packages; tests/python/install.sh runs it with a scratch one"
+fresh python
+if compgen -G "$(dirname "$QSWEEP")/python/qsweep/_core*.so" >/dev/null; then
+  export PYTHONPATH
+  PYTHONPATH=$(dirname "$QSWEEP")/python
+  run_python docs/python.md "import qsweep"
+  unset PYTHONPATH
+else
+  not_run docs/python.md "import qsweep" "the build has no Python module (QSWEEP_PYTHON off)"
+fi
+not_run docs/python.md 'results = qsweep.open("results/my-study.h5")' \
+  "a fragment (the study of README.md); tests/python/test_module.py opens a results file"
+
+# ---------------------------------------------------------------------------------------------
 # Every block of every document is run above or listed as not run.
 cd "$SOURCE_DIR"
 documents=(README.md docs/*.md)

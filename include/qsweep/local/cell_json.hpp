@@ -7,7 +7,7 @@
 
 #include "qsweep/sweep/columns.hpp"
 
-namespace qsweep::cli {
+namespace qsweep::local {
 
 inline nlohmann::ordered_json cell_json(const CellValue& cell) {
   // NaN (not applicable / not computed) becomes null.
@@ -34,4 +34,4 @@ inline nlohmann::ordered_json cell_json(const CellValue& cell) {
       cell);
 }
 
-}  // namespace qsweep::cli
+}  // namespace qsweep::local

@@ -7,7 +7,8 @@
 # the tasks of both give other numbers since (simulate: numbers version 3; exact on complete and
 # meanfield power_of_d: version 2), so verify refuses them in one line. --resume and merge are
 # refused with what to do, the file untouched.
-# format3-simulate.h5 (qsweep c61af98, format version 3): see its section below.
+# format3-simulate.h5 (qsweep c61af98, format version 3) and format4-mixed.h5 (qsweep 2cb16e8,
+# format version 4): see their sections below.
 # Usage: run_old_format.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 FIXTURES=$SOURCE_DIR/tests/integration/fixtures
@@ -112,4 +113,71 @@ grep -qE "$refusal.*reuse a file made since, or run these tasks here" v3.txt ||
 [ "$(sha256sum format3-simulate.h5)" = "$sum" ] || fail "a refusal changed the version 3 file"
 [ ! -e merged3.h5 ] && [ ! -e reused3.h5 ] || fail "a refusal wrote its output"
 
-echo "PASS: format version 2 and 3 files read, verify and export; resumed as far as their rows allow"
+# Format version 4 (format4-mixed.h5, made by qsweep 2cb16e8 from the sweep stored in it: a task
+# of every method, a coupled simulate pair among them): its /simulate lacks the totals for a
+# common window and its /meanfield the refined mean field's columns (new in version 5). It reads,
+# verifies and exports; --resume rewrites it in version 5 with every row kept, and then it equals
+# a fresh run but for those totals, which its coupled rows do not have (count 0).
+cp "$FIXTURES/format4-mixed.h5" .
+"$QSWEEP" status format4-mixed.h5 >status.txt || fail "status: $(cat status.txt)"
+grep -q "(qsweep-results v4)" status.txt || fail "status: $(cat status.txt)"
+"$QSWEEP" verify format4-mixed.h5 >verify.txt || fail "verify: $(cat verify.txt)"
+grep -q "verified:    8 finished rows" verify.txt && grep -q "damaged:     0" verify.txt ||
+  fail "verify of the version 4 file: $(cat verify.txt)"
+mkdir -p csv-format4
+"$QSWEEP" export format4-mixed.h5 --dir csv-format4/ >/dev/null || fail "export"
+[ "$(grep -c . csv-format4/meanfield.csv)" -eq 3 ] || fail "export: $(cat csv-format4/meanfield.csv)"
+"$QSWEEP" status format4-mixed.h5 --yaml >format4-mixed.yaml
+mpi 2 "$QSWEEP" run format4-mixed.yaml -o format4-mixed.h5 --resume 2>v4.txt >/dev/null ||
+  fail "--resume of the version 4 file: $(cat v4.txt)"
+grep -q "format4-mixed.h5 rewritten from format version 4 to 5 (8 finished rows kept" v4.txt ||
+  fail "no rewrite message: $(cat v4.txt)"
+"$QSWEEP" verify format4-mixed.h5 >/dev/null || fail "the rewritten file does not verify"
+mpi 2 "$QSWEEP" run format4-mixed.yaml -o fresh-format4.h5 --quiet
+"$PYTHON" - "$FIXTURES/format4-mixed.h5" format4-mixed.h5 fresh-format4.h5 <<'PY' || fail "version 4 rewrite"
+import sys
+import h5py
+import numpy as np
+old, rewritten, fresh = (h5py.File(p, "r") for p in sys.argv[1:])
+assert rewritten.attrs["format_version"] == 5, rewritten.attrs["format_version"]
+# No task ran again: the rows are the old file's (its wall times, ranks and attempts).
+for name in ("wall_seconds", "rank", "attempts"):
+    assert np.array_equal(old["tasks"][name][()], rewritten["tasks"][name][()]), name
+names = []
+rewritten.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+timing = {"tasks/wall_seconds", "tasks/rank", "tasks/checksum", "tasks/attempts",
+          "simulate/events_per_second", "ldp/cpu_seconds"}
+compared = 0
+for name in names:
+    if name in timing or "cumulative" in name:
+        continue
+    a, b = rewritten[name][()], fresh[name][()]
+    same = np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    assert a.shape == b.shape and same, f"{name}: {a} vs {b}"
+    compared += 1
+assert compared > 100, compared
+coupled = rewritten["simulate"]["common_random_numbers"][()]
+cumulative = [n for n in names if n.startswith("simulate/cumulative")]
+assert cumulative, names
+for name in cumulative:  # no totals in a row made before them: count 0, the room left NaN
+    data = rewritten[name][()]
+    if name.endswith("_count"):
+        assert not np.any(data), f"{name}: {data}"
+    else:
+        assert data.dtype.kind != "f" or np.all(np.isnan(data)), f"{name}: {data}"
+assert any(n.endswith("_count") for n in cumulative), cumulative
+print(f"format4-mixed: {compared} datasets equal to a fresh run's; coupled rows {coupled}")
+PY
+python_path=$SOURCE_DIR/python
+PYTHONPATH=$python_path "$PYTHON" - format4-mixed.h5 <<'PY' || fail "paired comparison of the version 4 rows"
+import sys
+import warnings
+from qsweep_results import paired_difference
+with warnings.catch_warnings(record=True):
+    warnings.simplefilter("always")
+    pairs = paired_difference(sys.argv[1], by="policy_d", a=1, b=2)
+assert len(pairs) == 1 and pairs[0]["window"] is None, pairs
+print("format4-mixed: the coupled pair compared over its own windows, as before the totals")
+PY
+
+echo "PASS: format version 2, 3 and 4 files read, verify and export; resumed as far as their rows allow"

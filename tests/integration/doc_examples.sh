@@ -236,8 +236,12 @@ echo "ok (docs/sweep-format.md): the refine example validates, 10 initial tasks"
 # ---------------------------------------------------------------------------------------------
 # docs/meanfield.md
 fresh meanfield
-run_commands docs/meanfield.md "qsweep eval --method meanfield"
+run_commands docs/meanfield.md "/--policy jsq --lambda 0.9 --horizon 20/"
+run_commands docs/meanfield.md "/--order 1 --N 100/"
 not_run docs/meanfield.md "dx_i/dt = lambda" "a formula"
+not_run docs/meanfield.md "f_k(x) = lambda" "a formula (tests/meanfield/refined_test.cpp checks it)"
+not_run docs/meanfield.md "V = -A^{-1} (b + g(pi))" "a formula (tests/meanfield/refined_test.cpp checks it)"
+not_run docs/meanfield.md "dx/dt = f(x),  dW/dt" "a formula (tests/meanfield/refined_test.cpp checks it)"
 
 # ---------------------------------------------------------------------------------------------
 # docs/results-layout.md: results/ring.h5 is the sweep-format example's output.

@@ -65,6 +65,8 @@ stop_local_slurm() {
   if [ $rc -ne 0 ] && [ $rc -ne $SLURM_SKIP ] && [ -d "$CLUSTER_DIR/log" ]; then
     echo "--- SLURM logs (last lines) ---"
     tail -n 30 "$CLUSTER_DIR"/log/*.log || true
+    echo "--- the jobs' output (last lines) ---"
+    tail -n 40 "$WORK"/*.log 2>/dev/null || true
   fi
   [ -f "$CLUSTER_DIR/slurm.conf" ] && bash "$SOURCE_DIR/scripts/slurm-local.sh" stop "$CLUSTER_DIR"
   rm -rf "$WORK"

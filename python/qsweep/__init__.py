@@ -28,6 +28,8 @@ class Results:
     results.groups        the method groups it holds ("exact", "simulate", ...)
     results["exact"]      one group as a qsweep_results.Table of the finished tasks' rows
     results.group(name, statuses=None)   every row, whatever its status
+    results.dataset("exact")   one group as an xarray Dataset on the sweep's axes
+    results.datasets()    every group so, by name
     results.tasks()       the /tasks table (status, error, warning, ...)
     """
 
@@ -39,6 +41,15 @@ class Results:
     def group(self, name, statuses=("done",)):
         """One method group as a Table (qsweep_results.load_group): by default finished tasks."""
         return _results.load_group(self.path, name, statuses=statuses)
+
+    def dataset(self, name, statuses=("done",), layout="auto"):
+        """One method group as an xarray Dataset whose dimensions are the sweep's axes
+        (qsweep_results.load_dataset; docs/python.md, "Datasets on the sweep's axes")."""
+        return _results.load_dataset(self.path, name, statuses=statuses, layout=layout)
+
+    def datasets(self, statuses=("done",)):
+        """Every group as a Dataset (dataset()), by name."""
+        return {name: self.dataset(name, statuses=statuses) for name in self.groups}
 
     def tasks(self):
         """The /tasks table of every task (qsweep_results.load_tasks)."""

@@ -14,9 +14,31 @@ import numpy as np
 
 # /tasks/status is an HDF5 enum; these are its names (the file says so too).
 STATUS_NAMES = ("pending", "done", "failed", "unstable")
-# What this reader understands (3 added /tasks/key, 2 /tasks/checksum and /tasks/warning; the
-# earlier ones read the same).
-FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 5
+# What this reader understands (6: one meaning per column name, UDUNITS units; 3 added
+# /tasks/key, 2 /tasks/checksum and /tasks/warning; the earlier ones read the same, with the
+# names of version 6: _current_names).
+FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 6
+
+# Units before format version 6 (the model's own) as version 6 states them: (units, model_units).
+_OLD_UNITS = {"jobs": ("1", "jobs"), "jobs^2": ("1", "jobs^2"), "time": ("1", "time"),
+              "1/time": ("1", "1/time"), "s": ("s", ""), "1/s": ("s-1", "")}
+# Columns of /meanfield renamed in version 6 (per-server means had the names of the whole
+# system's), and the descriptions of what version 6 names and adds.
+_RENAMED_BEFORE_6 = {"meanfield": {"EQ": "ER_per_server", "EQ_V": "EQ_per_server_V",
+                                   "EQ_N": "EQ_per_server_N"}}
+_DESCRIPTIONS_6 = {
+    "ER_per_server": ("mean number of replicas per server, sum_i x_i (not truncated; jobs, but "
+                      "for redundancy_coc)", "replicas"),
+    "EQ_per_server": ("mean number of jobs per server", "jobs"),
+    "EQ_per_server_hw": ("95% half-width of EQ_per_server", "jobs"),
+    "EQ_per_server_V": ("order 1: sum_i V_i over every level, the 1/N term of EQ_per_server",
+                        "jobs"),
+    "EQ_per_server_N": ("order 1: EQ_per_server + EQ_per_server_V / N, mean jobs per server of "
+                        "N servers", "jobs"),
+}
+# Where the parameters of a group of a file before version 6 (no `role` attribute) end: its first
+# result column (/meanfield's order and N, appended later, are parameters too).
+_FIRST_RESULT = {"exact": "stable", "simulate": "EQ", "meanfield": "EQ", "ldp": "probability"}
 
 
 def _decode(values):
@@ -44,6 +66,68 @@ def _open(path):
         raise ValueError(f"{path}: format_version {version} is newer than this reader "
                          f"({FORMAT_VERSION}); use the python/ of the qsweep that wrote it")
     return f
+
+
+def _format_version(f):
+    return int(f.attrs.get("format_version", 1))
+
+
+def _column_attributes(group, names, version):
+    """Each column's description, units (UDUNITS-2), model_units and role ("parameter" or
+    "result"), as version 6 states them (older files: converted, roles from _FIRST_RESULT)."""
+    result_seen = False
+    attributes = {}
+    first_result = _FIRST_RESULT.get(group.name.strip("/"))
+    for name in names:
+        a = {k: (v.decode("utf-8") if isinstance(v, bytes) else str(v))
+             for k, v in group[name].attrs.items()
+             if k in ("description", "units", "model_units", "role")}
+        if version < 6:
+            units, model_units = _OLD_UNITS.get(a.get("units", ""), ("", ""))
+            kind = group[name].dtype.kind
+            a["units"] = units or ("1" if kind in "fiu" else "")
+            if model_units:
+                a["model_units"] = model_units
+            result_seen = result_seen or name == first_result
+            a["role"] = ("parameter" if not result_seen or name in ("order", "N") or
+                         first_result is None else "result")
+        attributes[name] = a
+    return attributes
+
+
+def _current_names(group, version, columns, attributes):
+    """The columns of a file of an older format version with the names and meanings of version
+    6: /meanfield's per-server EQ, EQ_V, EQ_N renamed, and EQ_per_server (and /simulate's
+    EQ_per_server_hw) made as version 6 makes them, from EQ (EQ_hw) / N, or /meanfield's
+    replicas per server / d under redundancy_coc (docs/results-layout.md, "Older files")."""
+    if version >= 6:
+        return columns, attributes
+    renamed = _RENAMED_BEFORE_6.get(group, {})
+    after = {}  # column -> the columns version 6 places after it, with their values
+    if group in ("exact", "simulate") and "EQ" in columns:
+        servers = columns["N"].astype(float)
+        if group == "exact":
+            after["EQ"] = [("EQ_per_server", columns["EQ"] / servers)]
+        else:
+            after["EQ_hw"] = [("EQ_per_server", columns["EQ"] / servers),
+                              ("EQ_per_server_hw", columns["EQ_hw"] / servers)]
+    if group == "meanfield" and "EQ" in columns:
+        redundancy = columns["policy"] == "redundancy_coc"
+        d = np.where(redundancy, columns["policy_d"], 1).astype(float)
+        after["EQ"] = [("EQ_per_server", np.where(redundancy, columns["EQ"] / d, columns["EQ"]))]
+    new_columns, new_attributes = {}, {}
+    for name, values in columns.items():
+        current = renamed.get(name, name)
+        new_columns[current] = values
+        new_attributes[current] = dict(attributes.get(name, {}))
+        if current in _DESCRIPTIONS_6:
+            new_attributes[current]["description"], new_attributes[current]["model_units"] = \
+                _DESCRIPTIONS_6[current]
+        for made, made_values in after.get(name, []):
+            new_columns[made] = made_values
+            new_attributes[made] = {"description": _DESCRIPTIONS_6[made][0], "units": "1",
+                                    "model_units": _DESCRIPTIONS_6[made][1], "role": "result"}
+    return new_columns, new_attributes
 
 
 def _read_columns(group):
@@ -94,11 +178,17 @@ def load_group(path, group, statuses=("done",)):
     returned; pass statuses=None for every row (results of unfinished rows are NaN / -1).
     Vector columns (pmf, alpha, ...) are 2-D arrays [rows, width] padded with NaN; ragged
     columns (EQ_type, ER_server, ...) are object arrays holding one 1-D array per row.
+    A file of an older format version reads with the names and meanings of version 6
+    (docs/results-layout.md, "Older files"); `table.attributes[name]` holds each column's
+    description, units, model_units and role.
     """
     with _open(path) as f:
         if group not in f:
             raise KeyError(f"{path}: no group /{group} (the sweep has no {group} tasks)")
+        version = _format_version(f)
         columns = _read_columns(f[group])
+        attributes = _column_attributes(f[group], list(columns), version)
+    columns, attributes = _current_names(group, version, columns, attributes)
     tasks = load_tasks(path)
     ids = columns["task_id"]
     # The task's status, error and warning right after task_id, as `qsweep export` has the status
@@ -110,6 +200,13 @@ def load_group(path, group, statuses=("done",)):
     table = Table(ordered)
     if statuses is not None:
         table = table.where(np.isin(table["status"], list(statuses)))
+    text = {"role": "task", "units": ""}
+    table.attributes = {
+        "status": dict(text, description="the task's status: pending, done, failed or unstable"),
+        "error": dict(text, description="failed: the error message; unstable: the violating set"),
+        "warning": dict(text, description="why the row should not be trusted silently "
+                        "(\"; \"-separated; empty: none)"),
+        **attributes}
     return table
 
 
@@ -303,9 +400,13 @@ class Table(dict):
         """Number of rows (len() of a Table is its number of columns, as for any dict)."""
         return len(next(iter(self.values()))) if len(self.keys()) else 0
 
+    attributes = {}  # column name -> its description, units, model_units, role (load_group)
+
     def where(self, mask):
         """The rows where `mask` (a boolean array or an index array) holds."""
-        return Table({name: values[mask] for name, values in self.items()})
+        table = Table({name: values[mask] for name, values in self.items()})
+        table.attributes = self.attributes
+        return table
 
     def mask(self, **conditions):
         """Boolean mask of the rows matching every condition column=value.

@@ -114,7 +114,10 @@ void print(const sweep::Task& task, const local::Evaluation& evaluation, bool js
     if (columns[i].name == "task_id") continue;
     std::string text = table_text(columns[i], row.cells[i]);
     if (text.empty()) continue;
-    if (!columns[i].units.empty()) text += "  " + columns[i].units;
+    // The model's unit (jobs, time, ...) rather than the file's "1" (docs/results-layout.md).
+    const std::string& unit =
+        columns[i].model_units.empty() ? columns[i].units : columns[i].model_units;
+    if (!unit.empty() && unit != "1") text += "  " + unit;
     lines.emplace_back(columns[i].name, std::move(text));
   }
   std::size_t width = 0;

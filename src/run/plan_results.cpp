@@ -26,14 +26,31 @@ bool simulate_column_since_4(const std::string& name) {
 }
 
 // Columns that files before format version 5 do not have: the totals for a common window of
-// coupled simulate rows, and the refined mean field's.
+// coupled simulate rows, and the refined mean field's (by their names of version 6).
 bool column_since_5(sweep::Method method, const std::string& name) {
   if (method == sweep::Method::simulate)
     return name == "cumulative_time" || name == "cumulative_replications";
   if (method == sweep::Method::meanfield)
-    return name == "order" || name == "N" || name == "V" || name == "EQ_V" ||
-           name == "occupancy_N" || name == "EQ_N" || name == "ET_N";
+    return name == "order" || name == "N" || name == "V" || name == "EQ_per_server_V" ||
+           name == "occupancy_N" || name == "EQ_per_server_N" || name == "ET_N";
   return false;
+}
+
+// Columns that files before format version 6 do not have: the means per server, made from the
+// whole system's (sweep::derive_cells).
+bool column_since_6(sweep::Method method, const std::string& name) {
+  return name == "EQ_per_server" ||
+         (method == sweep::Method::simulate && name == "EQ_per_server_hw");
+}
+
+// The name a column has in files before format version 6, where /meanfield's per-server means
+// were EQ, EQ_V and EQ_N (docs/results-layout.md, "Older files").
+std::string name_before_6(sweep::Method method, const std::string& name) {
+  if (method != sweep::Method::meanfield) return name;
+  if (name == "ER_per_server") return "EQ";
+  if (name == "EQ_per_server_V") return "EQ_V";
+  if (name == "EQ_per_server_N") return "EQ_N";
+  return name;
 }
 
 // The indices of group_columns(method) a file of `format_version` has.
@@ -43,7 +60,8 @@ std::vector<std::size_t> group_column_indices(sweep::Method method, int format_v
   for (std::size_t c = 0; c < all.size(); ++c) {
     const bool missing = (format_version < 4 && method == sweep::Method::simulate &&
                           simulate_column_since_4(all[c].name)) ||
-                         (format_version < 5 && column_since_5(method, all[c].name));
+                         (format_version < 5 && column_since_5(method, all[c].name)) ||
+                         (format_version < 6 && column_since_6(method, all[c].name));
     if (!missing) kept.push_back(c);
   }
   return kept;
@@ -86,6 +104,7 @@ Row current_group_row(const sweep::Plan& plan, std::uint64_t id, int format_vers
   const std::vector<std::size_t> indices = group_column_indices(method, format_version);
   for (std::size_t k = 0; k < indices.size() && k < stored.cells.size(); ++k)
     row.cells.at(indices[k]) = std::move(stored.cells[k]);
+  sweep::derive_cells(plan.tasks[id], row);
   return row;
 }
 
@@ -102,8 +121,10 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
     if (!present[static_cast<std::size_t>(method)]) continue;
     group_of_method[static_cast<std::size_t>(method)] = schema.groups.size();
     std::vector<ColumnSpec> columns;
-    for (const std::size_t c : indices[static_cast<std::size_t>(method)])
+    for (const std::size_t c : indices[static_cast<std::size_t>(method)]) {
       columns.push_back(sweep::group_columns(method)[c]);
+      if (format_version < 6) columns.back().name = name_before_6(method, columns.back().name);
+    }
     schema.groups.push_back({std::string(sweep::group_name(method)), std::move(columns), {}});
   }
   for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {

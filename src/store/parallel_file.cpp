@@ -159,6 +159,9 @@ void TableDatasets::create(hid_t parent, const std::string& description,
         attach_rows(target.data.get());
         break;
     }
+    if (!spec.model_units.empty())
+      write_string_attribute(target.data.get(), "model_units", spec.model_units);
+    write_string_attribute(target.data.get(), "role", spec.parameter ? "parameter" : "result");
     columns.push_back(std::move(target));
   }
 }

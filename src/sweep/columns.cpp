@@ -5,13 +5,35 @@
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <variant>
 
 #include "method.hpp"
 #include "qsweep/sweep/plan.hpp"
 
 namespace qsweep::sweep {
 namespace {
+
+// The spec as the file states it: `units` in UDUNITS-2 (docs/results-layout.md, "Units"), from
+// the unit a method gives: a count or a time of the model is the number "1" with its unit in the
+// model's terms kept as `model_units`; wall-clock seconds are "s"; any other number "1".
+ColumnSpec with_udunits(ColumnSpec spec) {
+  static const std::unordered_map<std::string, std::pair<std::string, std::string>> units{
+      {"jobs", {"1", "jobs"}}, {"replicas", {"1", "replicas"}}, {"jobs^2", {"1", "jobs^2"}},
+      {"time", {"1", "time"}}, {"1/time", {"1", "1/time"}},     {"s", {"s", ""}},
+      {"1/s", {"s-1", ""}}};
+  if (const auto it = units.find(spec.units); it != units.end()) {
+    spec.units = it->second.first;
+    spec.model_units = it->second.second;
+  } else if (!spec.units.empty()) {
+    throw std::logic_error("column " + spec.name + ": unknown unit '" + spec.units + "'");
+  } else if (spec.type != ColumnType::str && spec.type != ColumnType::status) {
+    spec.units = "1";
+  }
+  return spec;
+}
 
 struct Group {
   const std::vector<detail::Column>* columns = nullptr;
@@ -26,7 +48,7 @@ const Group& group(Method method) {
       Group& g = all[static_cast<std::size_t>(m)];
       g.columns = &detail::method_adapter(m).columns;
       for (std::size_t i = 0; i < g.columns->size(); ++i) {
-        g.specs.push_back((*g.columns)[i].spec);
+        g.specs.push_back(with_udunits((*g.columns)[i].spec));
         g.index.emplace((*g.columns)[i].spec.name, i);
       }
     }
@@ -119,7 +141,7 @@ const std::vector<TaskColumn>& task_table() {
 const std::vector<ColumnSpec>& task_columns() {
   static const std::vector<ColumnSpec> specs = [] {
     std::vector<ColumnSpec> all;
-    for (const TaskColumn& column : task_table()) all.push_back(column.spec);
+    for (const TaskColumn& column : task_table()) all.push_back(with_udunits(column.spec));
     return all;
   }();
   return specs;
@@ -171,6 +193,16 @@ Row make_row(const Task& task, const TaskOutcome& outcome) {
   for (const auto& column : *group(task.method()).columns)
     row.cells.push_back(column.value(task, outcome));
   return row;
+}
+
+void derive_cells(const Task& task, Row& row) {
+  const Group& g = group(task.method());
+  for (std::size_t c = 0; c < g.columns->size(); ++c) {
+    const detail::Column& column = (*g.columns)[c];
+    if (!column.derive) continue;
+    const double source = std::get<double>(row.cells.at(g.index.at(column.source)));
+    row.cells.at(c) = column.derive(task, source);
+  }
 }
 
 }  // namespace qsweep::sweep

@@ -32,6 +32,11 @@ struct Column {
   ColumnSpec spec;
   std::function<CellValue(const Task&, const TaskOutcome&)> value;
   std::function<std::size_t(const Task&)> length;
+  // A result computed from another f64 result of the row (`source`, a column before it):
+  // `value` applies `derive` to the source's value, and a row of an older file, which lacks the
+  // column, gets it from its stored source cell (sweep::derive_cells), the same bits either way.
+  std::string source{};
+  std::function<double(const Task&, double)> derive{};
 };
 
 // The method's result, only for tasks that ran to the end.
@@ -58,6 +63,20 @@ Column result_f64(std::string name, std::string description, std::string units, 
             return r ? r->*member : kNaN;
           },
           {}};
+}
+
+// A result of the row made from another: `derive(task, source value)`, NaN where the source is.
+template <class R>
+Column derived_f64(std::string name, std::string description, std::string units, std::string source,
+                   double R::*member, std::function<double(const Task&, double)> derive) {
+  return {{std::move(name), std::move(description), std::move(units), ColumnType::f64},
+          [member, derive](const Task& t, const TaskOutcome& o) -> CellValue {
+            const R* r = done_result<R>(o);
+            return derive(t, r ? r->*member : kNaN);
+          },
+          {},
+          std::move(source),
+          std::move(derive)};
 }
 
 template <class R, class Int>

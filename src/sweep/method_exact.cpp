@@ -465,9 +465,12 @@ std::vector<Column> columns() {
        {}});
   c.push_back(result_f64<R>("C", "P(Q = 0), the normalisation constant", "", &R::C));
   c.push_back(result_f64<R>("log_C", "ln P(Q = 0) (finite where C underflows)", "", &R::log_C));
-  c.push_back(result_f64<R>("EQ", "mean number of jobs E[Q]", "jobs", &R::EQ));
-  c.push_back(result_f64<R>("VarQ", "variance of the number of jobs", "jobs^2", &R::VarQ));
-  c.push_back(result_f64<R>("ET", "mean sojourn time E[T] (Little)", "time", &R::ET));
+  c.push_back(result_f64<R>("EQ", "mean number of jobs in the system E[Q]", "jobs", &R::EQ));
+  c.push_back(derived_f64<R>("EQ_per_server", "mean number of jobs per server E[Q] / N", "jobs",
+                             "EQ", &R::EQ, per_server));
+  c.push_back(
+      result_f64<R>("VarQ", "variance of the number of jobs in the system", "jobs^2", &R::VarQ));
+  c.push_back(result_f64<R>("ET", "mean sojourn time of a job E[T] (Little)", "time", &R::ET));
   c.push_back(result_f64<R>("scaled_EQ", "(1 - rho) E[Q] (tends to 1 in heavy traffic)", "",
                             &R::scaled_EQ));
   const auto series = [](const Task& t) {
@@ -487,12 +490,12 @@ std::vector<Column> columns() {
                                ColumnType::f64_ragged, &R::ET_type, types));
   c.push_back(result_vector<R>("scaled_EQ_type", "(1 - rho) E[Q_S] / p_S", "",
                                ColumnType::f64_ragged, &R::scaled_EQ_type, types));
-  c.push_back(result_vector<R>("ER_server", "mean number of replicas at server n, E[R_n], n = 1..N",
-                               "jobs", ColumnType::f64_ragged, &R::ER_server, [](const Task& t) {
-                                 const bool replicas =
-                                     options_of(t).policy == exact::Policy::redundancy_coc;
-                                 return options_of(t).per_type && replicas ? servers(t) : 0;
-                               }));
+  c.push_back(result_vector<R>(
+      "ER_server", "mean number of replicas at server n, E[R_n], n = 1..N", "replicas",
+      ColumnType::f64_ragged, &R::ER_server, [](const Task& t) {
+        const bool replicas = options_of(t).policy == exact::Policy::redundancy_coc;
+        return options_of(t).per_type && replicas ? servers(t) : 0;
+      }));
   const auto joint_axes = [joint](const Task& t) -> std::size_t {
     const double count = std::round(type_count(t));
     return joint(t) && count <= exact::kMaxJointTypes ? static_cast<std::size_t>(count) : 0;

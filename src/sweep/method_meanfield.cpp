@@ -275,15 +275,24 @@ std::vector<Column> columns() {
       "trajectory start: weight of queues of length k, k = 0.. (empty: all empty)", "",
       ColumnType::f64_ragged, [](const Task& t) { return options_of(t).initial_counts; },
       [](const Task& t) { return options_of(t).initial_counts.size(); }));
-  c.push_back(result_f64<R>("EQ",
-                            "mean number of jobs (redundancy_coc: replicas) per server, sum_i x_i "
-                            "(not truncated)",
-                            "jobs", &R::EQ));
-  c.push_back(result_f64<R>("ET", "mean sojourn time EQ / lambda (redundancy_coc: EQ / (d lambda))",
-                            "time", &R::ET));
+  c.push_back(result_f64<R>("ER_per_server",
+                            "mean number of replicas per server, sum_i x_i (not truncated; jobs, "
+                            "but for redundancy_coc)",
+                            "replicas", &R::EQ));
+  c.push_back(derived_f64<R>(
+      "EQ_per_server",
+      "mean number of jobs per server: ER_per_server (redundancy_coc: ER_per_server / d)", "jobs",
+      "ER_per_server", &R::EQ, [](const Task& t, double replicas) {
+        const meanfield::Options& o = options_of(t);
+        return o.policy == meanfield::Policy::redundancy_coc
+                   ? replicas / static_cast<double>(o.policy_d)
+                   : replicas;
+      }));
+  c.push_back(
+      result_f64<R>("ET", "mean sojourn time of a job: EQ_per_server / lambda", "time", &R::ET));
   c.push_back(result_vector<R>("occupancy",
-                               "fixed point x_1..x_K (fraction of servers with >= i jobs, "
-                               "redundancy_coc: replicas); "
+                               "fixed point x_1..x_K (fraction of servers holding >= i replicas: "
+                               "jobs, but for redundancy_coc); "
                                "levels beyond K are below tolerance or cut by occupancy_max",
                                "", ColumnType::f64_ragged, &R::occupancy, levels));
   c.push_back(result_f64<R>("tail", "x_{K+1} of the fixed point: the first level not reported", "",
@@ -311,14 +320,17 @@ std::vector<Column> columns() {
                                "order 1: V_1..V_K, E[X_i^N] = x_i + V_i / N + O(1/N^2) (empty "
                                "with order 0)",
                                "", ColumnType::f64_ragged, &R::V, refined_length));
-  c.push_back(refined_f64("EQ_V", "order 1: sum_i V_i over every level, E[Q]_N = EQ + EQ_V / N",
+  c.push_back(refined_f64("EQ_per_server_V",
+                          "order 1: sum_i V_i over every level, the 1/N term of EQ_per_server",
                           "jobs", &R::EQ_V));
   c.push_back(result_vector<R>("occupancy_N",
                                "order 1: x_i + V_i / N, i = 1..K (empty with order 0)", "",
                                ColumnType::f64_ragged, &R::occupancy_N, refined_length));
-  c.push_back(refined_f64("EQ_N", "order 1: EQ + EQ_V / N, mean jobs per server of N servers",
+  c.push_back(refined_f64("EQ_per_server_N",
+                          "order 1: EQ_per_server + EQ_per_server_V / N, mean jobs per server of "
+                          "N servers",
                           "jobs", &R::EQ_N));
-  c.push_back(refined_f64("ET_N", "order 1: EQ_N / lambda (Little)", "time", &R::ET_N));
+  c.push_back(refined_f64("ET_N", "order 1: EQ_per_server_N / lambda (Little)", "time", &R::ET_N));
   return c;
 }
 

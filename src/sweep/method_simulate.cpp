@@ -509,16 +509,23 @@ std::vector<Column> columns() {
   const std::pair<const char*, double R::*> estimates[] = {
       {"EQ", &R::EQ},           {"EQ_hw", &R::EQ_hw}, {"VarQ", &R::VarQ},
       {"VarQ_hw", &R::VarQ_hw}, {"ET", &R::ET},       {"ET_hw", &R::ET_hw}};
-  const char* estimate_text[] = {"time-average number of jobs E[Q]",
+  const char* estimate_text[] = {"time-average number of jobs in the system E[Q]",
                                  "95% half-width of EQ",
-                                 "time-average variance of the number of jobs",
+                                 "time-average variance of the number of jobs in the system",
                                  "95% half-width of VarQ",
-                                 "mean sojourn time E[T]",
+                                 "mean sojourn time of a job E[T]",
                                  "95% half-width of ET"};
   const char* estimate_units[] = {"jobs", "jobs", "jobs^2", "jobs^2", "time", "time"};
-  for (std::size_t i = 0; i < std::size(estimates); ++i)
+  for (std::size_t i = 0; i < std::size(estimates); ++i) {
     c.push_back(result_f64<R>(estimates[i].first, estimate_text[i], estimate_units[i],
                               estimates[i].second));
+    if (i == 1) {  // after EQ and EQ_hw: the same per server
+      c.push_back(derived_f64<R>("EQ_per_server", "mean number of jobs per server E[Q] / N", "jobs",
+                                 "EQ", &R::EQ, per_server));
+      c.push_back(derived_f64<R>("EQ_per_server_hw", "95% half-width of EQ_per_server", "jobs",
+                                 "EQ_hw", &R::EQ_hw, per_server));
+    }
+  }
   const auto series = [](const Task& t) {
     return static_cast<std::size_t>(options_of(t).qmax) + 1;
   };
@@ -530,8 +537,9 @@ std::vector<Column> columns() {
   c.push_back(result_vector<R>("pmf_hw", "95% half-widths of pmf", "", ColumnType::f64_vector,
                                &R::pmf_hw, series));
   c.push_back(result_vector<R>("occupancy",
-                               "fraction of servers with >= i jobs, i = 1..occupancy_max", "",
-                               ColumnType::f64_vector, &R::occupancy, occupancy));
+                               "fraction of servers holding >= i replicas (jobs, but for "
+                               "redundancy_coc), i = 1..occupancy_max",
+                               "", ColumnType::f64_vector, &R::occupancy, occupancy));
   c.push_back(result_vector<R>("occupancy_hw", "95% half-widths of occupancy", "",
                                ColumnType::f64_vector, &R::occupancy_hw, occupancy));
   const auto types = [](const Task& t) { return listable_types(t, sim::kMaxTrackedTypes); };
@@ -542,10 +550,11 @@ std::vector<Column> columns() {
                                ColumnType::f64_ragged, &R::ET_type, types));
   c.push_back(result_vector<R>("ET_type_hw", "95% half-widths of ET_type", "time",
                                ColumnType::f64_ragged, &R::ET_type_hw, types));
-  c.push_back(server_column("ER_server", "mean number of jobs (replicas) at server n", "jobs",
-                            &R::ER_server));
+  c.push_back(server_column("ER_server",
+                            "mean number of replicas at server n (jobs, but for redundancy_coc)",
+                            "replicas", &R::ER_server));
   c.push_back(
-      server_column("ER_server_hw", "95% half-widths of ER_server", "jobs", &R::ER_server_hw));
+      server_column("ER_server_hw", "95% half-widths of ER_server", "replicas", &R::ER_server_hw));
   c.push_back(
       server_column("utilisation", "fraction of time server n is busy", "", &R::utilisation));
   c.push_back(

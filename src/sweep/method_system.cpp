@@ -463,6 +463,10 @@ std::size_t listable_types(const Task& t, double limit) {
 
 std::size_t servers(const Task& t) { return static_cast<std::size_t>(t.system().family.N); }
 
+double per_server(const Task& t, double whole) {
+  return whole / static_cast<double>(t.system().family.N);
+}
+
 // ---- results columns: the system's parameters ---------------------------------------------------
 
 void add_system_parameters(std::vector<Column>& c) {

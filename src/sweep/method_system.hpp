@@ -55,5 +55,7 @@ void add_system_parameters(std::vector<Column>& columns);
 double type_count(const Task& task);
 std::size_t listable_types(const Task& task, double limit);  // 0 if more than `limit`
 std::size_t servers(const Task& task);
+// A mean over the whole system divided by its servers: a mean per server (EQ_per_server).
+double per_server(const Task& task, double whole);
 
 }  // namespace qsweep::sweep::detail

@@ -351,9 +351,11 @@ if compgen -G "$(dirname "$QSWEEP")/python/qsweep/_core*.so" >/dev/null; then
   export PYTHONPATH
   PYTHONPATH=$(dirname "$QSWEEP")/python
   run_python docs/python.md "import qsweep"
+  run_python docs/python.md "import subprocess"
   unset PYTHONPATH
 else
   not_run docs/python.md "import qsweep" "the build has no Python module (QSWEEP_PYTHON off)"
+  not_run docs/python.md "import subprocess" "the build has no Python module (QSWEEP_PYTHON off)"
 fi
 not_run docs/python.md 'results = qsweep.open("results/my-study.h5")' \
   "a fragment (the study of README.md); tests/python/test_module.py opens a results file"

@@ -20,13 +20,15 @@ x = r["occupancy"]
 assert len(x) == 8, x
 for i, v in enumerate(x, 1):
     assert abs(v - 0.9 ** (2 ** i - 1)) <= 1e-12, (i, v)
-assert abs(r["EQ"] - sum(0.9 ** (2 ** i - 1) for i in range(1, 12))) < 1e-12, r["EQ"]
-assert abs(r["ET"] - r["EQ"] / 0.9) < 1e-12
+assert abs(r["EQ_per_server"] - sum(0.9 ** (2 ** i - 1) for i in range(1, 12))) < 1e-12, r
+assert r["ER_per_server"] == r["EQ_per_server"] and "EQ" not in r  # a job is one replica
+assert abs(r["ET"] - r["EQ_per_server"] / 0.9) < 1e-12
 PY
 expect_exit 2 "$QSWEEP" eval --method meanfield --policy jsq --lambda 1.0
 
 # Redundancy-2 with cancel-on-completion: E[T] = -ln(1 - lambda) / lambda^2 - 1 / lambda, and the
-# occupancy counts replicas: x_1 = lambda, sum_i x_i = EQ = d lambda E[T].
+# occupancy counts replicas: x_1 = lambda, sum_i x_i = ER_per_server = d lambda E[T], d times the
+# jobs per server EQ_per_server.
 "$QSWEEP" eval --method meanfield --policy redundancy_coc --policy_d 2 --lambda 0.9 >coc.txt ||
   fail "qsweep eval --policy redundancy_coc failed: $(cat coc.txt)"
 grep -q '^ET  *1.73158' coc.txt || fail "redundancy_coc ET is not 1.73158...: $(cat coc.txt)"
@@ -38,10 +40,11 @@ r = json.load(open(sys.argv[1]))
 assert r["status"] == "done" and r["policy_d"] == 2, r
 et = -math.log(1 - 0.9) / 0.81 - 1 / 0.9
 assert abs(r["ET"] - et) < 1e-10 * et, r["ET"]
-assert abs(r["EQ"] - 2 * 0.9 * r["ET"]) < 1e-12, r["EQ"]
+assert abs(r["ER_per_server"] - 2 * 0.9 * r["ET"]) < 1e-12, r["ER_per_server"]
+assert r["EQ_per_server"] == r["ER_per_server"] / 2, r
 x = r["occupancy"]
 assert abs(x[0] - 0.9) < 1e-13 and all(a > b for a, b in zip(x, x[1:])), x
-assert abs(sum(x) - r["EQ"]) < 1e-12 * r["EQ"], (sum(x), r["EQ"])
+assert abs(sum(x) - r["ER_per_server"]) < 1e-12 * r["ER_per_server"], (sum(x), r)
 PY
 expect_exit 2 "$QSWEEP" eval --method meanfield --policy redundancy_coc --lambda 0.9 --horizon 5
 
@@ -82,16 +85,18 @@ with h5py.File(sys.argv[1], "r") as f:
             i = np.arange(1, counts[row] + 1)
             expected = lam ** i if d == 1 else lam ** ((d ** i - 1.0) / (d - 1.0))
             assert np.allclose(x, expected, rtol=1e-12, atol=0), (row, x)
-            assert abs(g["ET"][row] - g["EQ"][row] / lam) < 1e-12
+            assert abs(g["ET"][row] - g["EQ_per_server"][row] / lam) < 1e-12
         elif policy[row] == "redundancy_coc":  # E[T] = sum_n lambda^(n-1) / ((d-1) n + 1)
             et = sum(lam ** (n - 1) / ((d - 1) * n + 1) for n in range(1, 2000))
             assert abs(g["ET"][row] - et) < 1e-10 * et, (row, d, g["ET"][row], et)
-            assert abs(g["EQ"][row] - d * lam * g["ET"][row]) < 1e-12 * g["EQ"][row], row
-            assert abs(x[0] - lam) < 1e-13 and abs(x.sum() - g["EQ"][row]) < 1e-12 * g["EQ"][row]
+            er = g["ER_per_server"][row]
+            assert abs(er - d * lam * g["ET"][row]) < 1e-12 * er, row
+            assert g["EQ_per_server"][row] == er / d, row
+            assert abs(x[0] - lam) < 1e-13 and abs(x.sum() - er) < 1e-12 * er
             if d == 1:
                 assert np.allclose(x, lam ** np.arange(1, counts[row] + 1), rtol=1e-12), x
         else:
-            assert abs(x[0] - lam) < 1e-15 and g["EQ"][row] == lam and g["ET"][row] == 1.0
+            assert abs(x[0] - lam) < 1e-15 and g["EQ_per_server"][row] == lam and g["ET"][row] == 1.0
             t0 = g["trajectory_offset"][row]
             assert g["trajectory_count"][row] == 4 * counts[row] == 12, row
             traj = g["trajectory"][t0:t0 + 12].reshape(4, 3)

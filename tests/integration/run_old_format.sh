@@ -7,8 +7,9 @@
 # the tasks of both give other numbers since (simulate: numbers version 3; exact on complete and
 # meanfield power_of_d: version 2), so verify refuses them in one line. --resume and merge are
 # refused with what to do, the file untouched.
-# format3-simulate.h5 (qsweep c61af98, format version 3) and format4-mixed.h5 (qsweep 2cb16e8,
-# format version 4): see their sections below.
+# format3-simulate.h5 (qsweep c61af98, format version 3), format4-mixed.h5 (qsweep 2cb16e8,
+# format version 4) and format5-mixed.h5 (qsweep 3959532, format version 5): see their sections
+# below.
 # Usage: run_old_format.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
 FIXTURES=$SOURCE_DIR/tests/integration/fixtures
@@ -69,7 +70,7 @@ mkdir -p csv-duplicates
 "$QSWEEP" status format2-duplicates.h5 --yaml >format2-duplicates.yaml
 mpi 2 "$QSWEEP" run format2-duplicates.yaml -o format2-duplicates.h5 --resume 2>dup.txt >/dev/null ||
   fail "resume of the two-block file: $(cat dup.txt)"
-grep -q "format2-duplicates.h5 rewritten from format version 2 to 5 (3 finished rows kept, 1 rows of tasks an earlier block has left out)" dup.txt ||
+grep -q "format2-duplicates.h5 rewritten from format version 2 to 6 (3 finished rows kept, 1 rows of tasks an earlier block has left out)" dup.txt ||
   fail "no rewrite message: $(cat dup.txt)"
 "$PYTHON" - "$FIXTURES/format2-duplicates.h5" format2-duplicates.h5 <<'PY' || fail "tasks ran again"
 import sys, h5py, numpy as np
@@ -116,7 +117,7 @@ grep -qE "$refusal.*reuse a file made since, or run these tasks here" v3.txt ||
 # Format version 4 (format4-mixed.h5, made by qsweep 2cb16e8 from the sweep stored in it: a task
 # of every method, a coupled simulate pair among them): its /simulate lacks the totals for a
 # common window and its /meanfield the refined mean field's columns (new in version 5). It reads,
-# verifies and exports; --resume rewrites it in version 5 with every row kept, and then it equals
+# verifies and exports; --resume rewrites it in version 6 with every row kept, and then it equals
 # a fresh run but for those totals, which its coupled rows do not have (count 0).
 cp "$FIXTURES/format4-mixed.h5" .
 "$QSWEEP" status format4-mixed.h5 >status.txt || fail "status: $(cat status.txt)"
@@ -130,7 +131,7 @@ mkdir -p csv-format4
 "$QSWEEP" status format4-mixed.h5 --yaml >format4-mixed.yaml
 mpi 2 "$QSWEEP" run format4-mixed.yaml -o format4-mixed.h5 --resume 2>v4.txt >/dev/null ||
   fail "--resume of the version 4 file: $(cat v4.txt)"
-grep -q "format4-mixed.h5 rewritten from format version 4 to 5 (8 finished rows kept" v4.txt ||
+grep -q "format4-mixed.h5 rewritten from format version 4 to 6 (8 finished rows kept" v4.txt ||
   fail "no rewrite message: $(cat v4.txt)"
 "$QSWEEP" verify format4-mixed.h5 >/dev/null || fail "the rewritten file does not verify"
 mpi 2 "$QSWEEP" run format4-mixed.yaml -o fresh-format4.h5 --quiet
@@ -139,7 +140,7 @@ import sys
 import h5py
 import numpy as np
 old, rewritten, fresh = (h5py.File(p, "r") for p in sys.argv[1:])
-assert rewritten.attrs["format_version"] == 5, rewritten.attrs["format_version"]
+assert rewritten.attrs["format_version"] == 6, rewritten.attrs["format_version"]
 # No task ran again: the rows are the old file's (its wall times, ranks and attempts).
 for name in ("wall_seconds", "rank", "attempts"):
     assert np.array_equal(old["tasks"][name][()], rewritten["tasks"][name][()]), name
@@ -180,4 +181,73 @@ assert len(pairs) == 1 and pairs[0]["window"] is None, pairs
 print("format4-mixed: the coupled pair compared over its own windows, as before the totals")
 PY
 
-echo "PASS: format version 2, 3 and 4 files read, verify and export; resumed as far as their rows allow"
+# Format version 5 (format5-mixed.h5, made by qsweep 3959532 from the sweep stored in it: exact
+# and simulate of redundancy-2 on complete, the mean field of redundancy_coc and a refined
+# power_of_d, ldp): /meanfield's means per server are EQ, EQ_V and EQ_N (replicas per server under
+# redundancy_coc), /exact and /simulate lack EQ_per_server, units are the model's. It reads,
+# verifies and exports as it is; --resume rewrites it in version 6 with the names of version 6 and
+# EQ_per_server made from the stored means, every row kept, and then it equals a fresh run; a
+# merge of it and a fresh file (the same tasks) finds the rows equal.
+cp "$FIXTURES/format5-mixed.h5" .
+"$QSWEEP" status format5-mixed.h5 >status.txt || fail "status: $(cat status.txt)"
+grep -q "(qsweep-results v5)" status.txt || fail "status: $(cat status.txt)"
+"$QSWEEP" verify format5-mixed.h5 >verify.txt || fail "verify: $(cat verify.txt)"
+grep -q "verified:    7 finished rows" verify.txt && grep -q "damaged:     0" verify.txt ||
+  fail "verify of the version 5 file: $(cat verify.txt)"
+mkdir -p csv-format5
+"$QSWEEP" export format5-mixed.h5 --dir csv-format5/ >/dev/null || fail "export"
+head -1 csv-format5/meanfield.csv | grep -q ",EQ,ET," || fail "export: $(head -1 csv-format5/meanfield.csv)"
+"$QSWEEP" status format5-mixed.h5 --yaml >format5-mixed.yaml
+mpi 2 "$QSWEEP" run format5-mixed.yaml -o fresh-format5.h5 --quiet
+"$QSWEEP" merge fresh-format5.h5 format5-mixed.h5 -o merged5.h5 2>merge5.txt >/dev/null ||
+  fail "merge of a version 5 and a version 6 file: $(cat merge5.txt)"
+mpi 2 "$QSWEEP" run format5-mixed.yaml -o format5-mixed.h5 --resume 2>v5.txt >/dev/null ||
+  fail "--resume of the version 5 file: $(cat v5.txt)"
+grep -q "format5-mixed.h5 rewritten from format version 5 to 6 (7 finished rows kept" v5.txt ||
+  fail "no rewrite message: $(cat v5.txt)"
+"$QSWEEP" verify format5-mixed.h5 >/dev/null || fail "the rewritten file does not verify"
+"$PYTHON" - "$FIXTURES/format5-mixed.h5" format5-mixed.h5 fresh-format5.h5 merged5.h5 <<'PY' || fail "version 5 rewrite"
+import sys
+import h5py
+import numpy as np
+old, rewritten, fresh, merged = (h5py.File(p, "r") for p in sys.argv[1:])
+assert rewritten.attrs["format_version"] == 6, rewritten.attrs["format_version"]
+for name in ("wall_seconds", "rank", "attempts"):  # no task ran again
+    assert np.array_equal(old["tasks"][name][()], rewritten["tasks"][name][()]), name
+# The old names' values under the new names; the per-server means made from them.
+mf, old_mf = rewritten["meanfield"], old["meanfield"]
+for new_name, old_name in (("ER_per_server", "EQ"), ("EQ_per_server_V", "EQ_V"),
+                           ("EQ_per_server_N", "EQ_N")):
+    assert new_name not in old_mf and old_name not in mf, (new_name, old_name)
+    assert np.array_equal(mf[new_name][()], old_mf[old_name][()], equal_nan=True), new_name
+policy = mf["policy"].asstr()[()]
+d = np.where(policy == "redundancy_coc", mf["policy_d"][()], 1).astype(float)
+assert "redundancy_coc" in policy and "power_of_d" in policy, policy
+assert np.array_equal(mf["EQ_per_server"][()], old_mf["EQ"][()] / d)
+assert np.allclose(mf["ET"][()], mf["EQ_per_server"][()] / mf["lambda"][()], rtol=1e-12)
+for group in ("exact", "simulate"):
+    g = rewritten[group]
+    assert np.array_equal(g["EQ_per_server"][()], old[group]["EQ"][()] / old[group]["N"][()])
+assert np.array_equal(rewritten["simulate/EQ_per_server_hw"][()],
+                      old["simulate/EQ_hw"][()] / old["simulate/N"][()])
+assert rewritten["exact/ET"].attrs["units"] == "1" and rewritten["exact/ET"].attrs["model_units"] == "time"
+assert old["exact/ET"].attrs["units"] == "time"
+# The rewritten file and the merged one are a fresh run's, but for timings.
+timing = {"tasks/wall_seconds", "tasks/rank", "tasks/checksum", "tasks/attempts",
+          "simulate/events_per_second", "ldp/cpu_seconds"}
+names = []
+fresh.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+compared = 0
+for other in (rewritten, merged):
+    for name in names:
+        if name in timing:
+            continue
+        a, b = other[name][()], fresh[name][()]
+        assert a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), \
+            f"{other.filename} {name}: {a} vs {b}"
+        compared += 1
+assert compared > 200, compared
+print(f"format5-mixed: {compared} datasets equal to a fresh run's, with the names of version 6")
+PY
+
+echo "PASS: format version 2, 3, 4 and 5 files read, verify and export; resumed as far as their rows allow"

@@ -51,8 +51,8 @@ blocks:
   EXPECT_EQ(limit.as<MeanfieldTask>().options.order, 0);
   EXPECT_EQ(limit.as<MeanfieldTask>().options.N, 0);
   const TaskOutcome limit_outcome = execute(limit);
-  EXPECT_TRUE(std::isnan(std::get<double>(cell(limit, limit_outcome, "EQ_V"))));
-  EXPECT_TRUE(std::isnan(std::get<double>(cell(limit, limit_outcome, "EQ_N"))));
+  EXPECT_TRUE(std::isnan(std::get<double>(cell(limit, limit_outcome, "EQ_per_server_V"))));
+  EXPECT_TRUE(std::isnan(std::get<double>(cell(limit, limit_outcome, "EQ_per_server_N"))));
   EXPECT_TRUE(std::get<std::vector<double>>(cell(limit, limit_outcome, "V")).empty());
   EXPECT_EQ(std::get<std::int64_t>(cell(limit, limit_outcome, "N")), -1);
 
@@ -62,8 +62,8 @@ blocks:
     EXPECT_EQ(o.order, 1);
     EXPECT_EQ(o.N, t == 1 ? 10 : 100);
     const TaskOutcome outcome = execute(task);
-    const double EQ = std::get<double>(cell(task, outcome, "EQ"));
-    const double EQ_V = std::get<double>(cell(task, outcome, "EQ_V"));
+    const double EQ = std::get<double>(cell(task, outcome, "EQ_per_server"));
+    const double EQ_V = std::get<double>(cell(task, outcome, "EQ_per_server_V"));
     const auto V = std::get<std::vector<double>>(cell(task, outcome, "V"));
     const auto x = std::get<std::vector<double>>(cell(task, outcome, "occupancy"));
     const auto xN = std::get<std::vector<double>>(cell(task, outcome, "occupancy_N"));
@@ -73,7 +73,7 @@ blocks:
       EXPECT_DOUBLE_EQ(xN[k], x[k] + V[k] / static_cast<double>(o.N));
     EXPECT_GT(EQ_V, 0.0);  // finite systems queue more than the limit
     const auto N = static_cast<double>(o.N);
-    EXPECT_DOUBLE_EQ(std::get<double>(cell(task, outcome, "EQ_N")), EQ + EQ_V / N);
+    EXPECT_DOUBLE_EQ(std::get<double>(cell(task, outcome, "EQ_per_server_N")), EQ + EQ_V / N);
     EXPECT_DOUBLE_EQ(std::get<double>(cell(task, outcome, "ET_N")), (EQ + EQ_V / N) / 0.9);
     EXPECT_EQ(std::get<std::int64_t>(cell(task, outcome, "order")), 1);
   }

@@ -29,7 +29,10 @@ inline constexpr std::size_t kMaxStringLength = 32;
 struct ColumnSpec {
   std::string name;
   std::string description;
-  std::string units;  // "" if dimensionless
+  // UDUNITS-2 text ("1" for a number of the model, "s" for seconds of wall-clock time; "" for
+  // text and status columns). sweep::group_columns() and task_columns() set it from the
+  // method's unit (docs/results-layout.md, "Units").
+  std::string units;
   ColumnType type = ColumnType::f64;
   // A parameter of the task (known from the plan, written at creation), not a result.
   bool parameter = false;
@@ -37,6 +40,10 @@ struct ColumnSpec {
   // Differs from run to run by design (timings, the rank that ran the task): left out where the
   // results of two runs of a task are compared (`qsweep merge`).
   bool per_run = false;
+  // The unit in the model's own terms where `units` is "1" for a count or a time: "jobs",
+  // "replicas", "jobs^2", "time" (the model's time unit: a mean job size at speed 1) or "1/time";
+  // "" otherwise. Written as the dataset's `model_units` attribute.
+  std::string model_units{};
 };
 
 // An f64_ragged cell of `count` copies of one value: stored as that many values, made only as

@@ -37,6 +37,11 @@ inline constexpr double kMaxStoredTypes = 10'000;
 // Rows of tasks that failed or were unstable carry parameters and NaN / -1 / empty results.
 Row make_row(const Task& task, const TaskOutcome& outcome);
 
+// Sets the cells of `row` (a row of the task's group) that are made from another of its results
+// (EQ_per_server from EQ, ...) from that cell: what a row copied from a file of an older format
+// version, which lacks them, holds in this version (the same bits as make_row gives).
+void derive_cells(const Task& task, Row& row);
+
 // /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed,
 // key) come from the plan; the rest from the outcome and the rank that ran it (reused_from is
 // empty: write_combined fills it for a row copied from another study). The store adds its

@@ -16,7 +16,7 @@ import numpy as np
 STATUS_NAMES = ("pending", "done", "failed", "unstable")
 # What this reader understands (3 added /tasks/key, 2 /tasks/checksum and /tasks/warning; the
 # earlier ones read the same).
-FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 5
+FORMAT_NAME, FORMAT_VERSION = "qsweep-results", 6
 
 
 def _decode(values):

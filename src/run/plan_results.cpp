@@ -36,6 +36,14 @@ bool column_since_5(sweep::Method method, const std::string& name) {
   return false;
 }
 
+// Columns that files before format version 6 do not have: the refined mean field's 1/N^2 terms
+// and its trajectory.
+bool column_since_6(sweep::Method method, const std::string& name) {
+  return method == sweep::Method::meanfield &&
+         (name == "V2" || name == "EQ_V2" || name == "trajectory_V" || name == "trajectory_N" ||
+          name == "trajectory_EQ_V");
+}
+
 // The indices of group_columns(method) a file of `format_version` has.
 std::vector<std::size_t> group_column_indices(sweep::Method method, int format_version) {
   const std::vector<ColumnSpec>& all = sweep::group_columns(method);
@@ -43,7 +51,8 @@ std::vector<std::size_t> group_column_indices(sweep::Method method, int format_v
   for (std::size_t c = 0; c < all.size(); ++c) {
     const bool missing = (format_version < 4 && method == sweep::Method::simulate &&
                           simulate_column_since_4(all[c].name)) ||
-                         (format_version < 5 && column_since_5(method, all[c].name));
+                         (format_version < 5 && column_since_5(method, all[c].name)) ||
+                         (format_version < 6 && column_since_6(method, all[c].name));
     if (!missing) kept.push_back(c);
   }
   return kept;

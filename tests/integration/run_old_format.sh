@@ -69,7 +69,7 @@ mkdir -p csv-duplicates
 "$QSWEEP" status format2-duplicates.h5 --yaml >format2-duplicates.yaml
 mpi 2 "$QSWEEP" run format2-duplicates.yaml -o format2-duplicates.h5 --resume 2>dup.txt >/dev/null ||
   fail "resume of the two-block file: $(cat dup.txt)"
-grep -q "format2-duplicates.h5 rewritten from format version 2 to 5 (3 finished rows kept, 1 rows of tasks an earlier block has left out)" dup.txt ||
+grep -q "format2-duplicates.h5 rewritten from format version 2 to 6 (3 finished rows kept, 1 rows of tasks an earlier block has left out)" dup.txt ||
   fail "no rewrite message: $(cat dup.txt)"
 "$PYTHON" - "$FIXTURES/format2-duplicates.h5" format2-duplicates.h5 <<'PY' || fail "tasks ran again"
 import sys, h5py, numpy as np
@@ -116,7 +116,7 @@ grep -qE "$refusal.*reuse a file made since, or run these tasks here" v3.txt ||
 # Format version 4 (format4-mixed.h5, made by qsweep 2cb16e8 from the sweep stored in it: a task
 # of every method, a coupled simulate pair among them): its /simulate lacks the totals for a
 # common window and its /meanfield the refined mean field's columns (new in version 5). It reads,
-# verifies and exports; --resume rewrites it in version 5 with every row kept, and then it equals
+# verifies and exports; --resume rewrites it in the current version (6) with every row kept, and then it equals
 # a fresh run but for those totals, which its coupled rows do not have (count 0).
 cp "$FIXTURES/format4-mixed.h5" .
 "$QSWEEP" status format4-mixed.h5 >status.txt || fail "status: $(cat status.txt)"
@@ -130,7 +130,7 @@ mkdir -p csv-format4
 "$QSWEEP" status format4-mixed.h5 --yaml >format4-mixed.yaml
 mpi 2 "$QSWEEP" run format4-mixed.yaml -o format4-mixed.h5 --resume 2>v4.txt >/dev/null ||
   fail "--resume of the version 4 file: $(cat v4.txt)"
-grep -q "format4-mixed.h5 rewritten from format version 4 to 5 (8 finished rows kept" v4.txt ||
+grep -q "format4-mixed.h5 rewritten from format version 4 to 6 (8 finished rows kept" v4.txt ||
   fail "no rewrite message: $(cat v4.txt)"
 "$QSWEEP" verify format4-mixed.h5 >/dev/null || fail "the rewritten file does not verify"
 mpi 2 "$QSWEEP" run format4-mixed.yaml -o fresh-format4.h5 --quiet
@@ -139,7 +139,7 @@ import sys
 import h5py
 import numpy as np
 old, rewritten, fresh = (h5py.File(p, "r") for p in sys.argv[1:])
-assert rewritten.attrs["format_version"] == 5, rewritten.attrs["format_version"]
+assert rewritten.attrs["format_version"] == 6, rewritten.attrs["format_version"]
 # No task ran again: the rows are the old file's (its wall times, ranks and attempts).
 for name in ("wall_seconds", "rank", "attempts"):
     assert np.array_equal(old["tasks"][name][()], rewritten["tasks"][name][()]), name

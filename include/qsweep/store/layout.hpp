@@ -16,10 +16,11 @@ namespace qsweep::store {
 inline constexpr const char* kFormatName = "qsweep-results";
 // 2: /tasks/checksum and /tasks/warning. 3: /tasks/key (tasks named by their content, and
 // random streams keyed by it). 4: /tasks/reused_from (rows copied from another study by
-// run --reuse). 5: /tasks/round (the refinement round that added a task). Version 1 files are
-// read, not verified; versions 2 to 4 are read and verified (with the layout of their version)
-// and rewritten in the current version to be continued.
-inline constexpr int kFormatVersion = 5;
+// run --reuse). 5: /tasks/round (the refinement round that added a task). 6: the refined mean
+// field's order-2 and trajectory columns of /meanfield. Version 1 files are read, not verified;
+// versions 2 to 5 are read and verified (with the layout of their version) and rewritten in the
+// current version to be continued.
+inline constexpr int kFormatVersion = 6;
 // The oldest version verify_results accepts.
 inline constexpr int kOldestVerifiedVersion = 2;
 

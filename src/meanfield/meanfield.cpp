@@ -181,23 +181,62 @@ double coc_response_time(int d, double lambda) {
   return sum;
 }
 
-// Order 1 (docs/meanfield.md, "Refined mean field"): V from the expansion at the fixed point;
-// random and power_of_d with d = 1 have independent M/M/1 queues, E[X^N] = x exactly (V = 0).
+// Orders 1 and 2 (docs/meanfield.md, "Refined mean field"): V from the expansion at the fixed
+// point, and with order 2 V2 from the expansion to 1/N^2 (on its own levels, cut at
+// kOrder2Cut); random and power_of_d with d = 1 have independent M/M/1 queues,
+// E[X^N] = x exactly (V = V2 = 0).
 void refine(const Options& o, Result& r) {
   const std::size_t K = r.occupancy.size();
   r.V.assign(K, 0.0);
   r.EQ_V = 0.0;
+  if (o.order >= 2) r.V2.assign(K, 0.0);
+  r.EQ_V2 = 0.0;
   if (!is_mm1(o.policy, o.policy_d)) {
     const int L = refined_levels(o.policy_d, o.lambda);
     const RefinedExpansion e = refined_expansion(o.policy_d, o.lambda, L);
     for (std::size_t i = 0; i < K && i < e.V.size(); ++i) r.V[i] = e.V[i];
     for (std::size_t i = e.V.size(); i-- > 0;) r.EQ_V += e.V[i];
+    if (o.order >= 2) {
+      const RefinedExpansion2 e2 =
+          refined_expansion2(o.policy_d, o.lambda, refined_levels2(o.policy_d, o.lambda));
+      for (std::size_t i = 0; i < K && i < e2.V2.size(); ++i) r.V2[i] = e2.V2[i];
+      for (std::size_t i = e2.V2.size(); i-- > 0;) r.EQ_V2 += e2.V2[i];
+    }
   }
   const auto N = static_cast<double>(o.N);
   r.occupancy_N.resize(K);
-  for (std::size_t i = 0; i < K; ++i) r.occupancy_N[i] = r.occupancy[i] + r.V[i] / N;
-  r.EQ_N = r.EQ + r.EQ_V / N;
+  for (std::size_t i = 0; i < K; ++i)
+    r.occupancy_N[i] = r.occupancy[i] + r.V[i] / N + (o.order >= 2 ? r.V2[i] / (N * N) : 0.0);
+  r.EQ_N = r.EQ + r.EQ_V / N + r.EQ_V2 / (N * N);
   r.ET_N = r.EQ_N / o.lambda;
+}
+
+// The transient refinement of order 1 (docs/meanfield.md, "Refined trajectories"): V(t) from
+// refined_trajectory on L levels, L the larger of the steady refinement's levels and one more
+// than the highest level the fluid rows reach (x_k(t) >= 1e-300 at some output time); random
+// and power_of_d with d = 1: V(t) = 0 (independent M/M/1 queues from a deterministic start).
+void refine_trajectory(const Options& o, const std::vector<double>& x0,
+                       const std::vector<std::vector<double>>& rows, Result& r) {
+  const std::size_t K = r.occupancy.size(), m = r.times.size();
+  r.trajectory_V.assign(m * K, 0.0);
+  r.trajectory_EQ_V.assign(m, 0.0);
+  if (!is_mm1(o.policy, o.policy_d)) {
+    int L = refined_levels(o.policy_d, o.lambda);
+    for (const auto& row : rows)
+      for (std::size_t k = 0; k < row.size(); ++k)
+        if (row[k] >= 1e-300) L = std::max(L, static_cast<int>(k) + 2);
+    L = std::max(L, static_cast<int>(x0.size()) + 1);
+    const RefinedTrajectory path = refined_trajectory(o.policy_d, o.lambda, L, x0, r.times, o.dt);
+    const auto uL = static_cast<std::size_t>(L);
+    for (std::size_t j = 0; j < m; ++j) {
+      for (std::size_t k = 0; k < K && k < uL; ++k) r.trajectory_V[j * K + k] = path.V[j * uL + k];
+      for (std::size_t k = uL; k-- > 0;) r.trajectory_EQ_V[j] += path.V[j * uL + k];
+    }
+  }
+  const auto N = static_cast<double>(o.N);
+  r.trajectory_N.resize(m * K);
+  for (std::size_t i = 0; i < m * K; ++i)
+    r.trajectory_N[i] = r.trajectory[i] + r.trajectory_V[i] / N;
 }
 
 }  // namespace
@@ -208,14 +247,11 @@ void validate_refinement(const Options& o) {
                      " is not a refinement; expected 0 (the limit), 1 or 2");
   if (o.order == 0) {
     if (o.N != 0)
-      throw InputError("meanfield: N = " + std::to_string(o.N) +
-                       " is given with order 0 (the N -> infinity limit); expected order 1 with N");
+      throw InputError(
+          "meanfield: N = " + std::to_string(o.N) +
+          " is given with order 0 (the N -> infinity limit); expected order 1 or 2 with N");
     return;
   }
-  if (o.order == 2)
-    throw InputError(
-        "meanfield: order 2 (the 1/N^2 term of the refined mean field) is not implemented yet; "
-        "expected order 0 or 1");
   const std::string policy(name_of(o.policy));
   if (o.policy == Policy::jsq || o.policy == Policy::jiq)
     throw InputError("meanfield: policy " + policy +
@@ -226,10 +262,10 @@ void validate_refinement(const Options& o) {
     throw InputError(
         "meanfield: policy redundancy_coc has no refined mean field here (its occupancy alone "
         "is not Markov); expected order 0");
-  if (o.horizon > 0.0)
+  if (o.horizon > 0.0 && o.order == 2)
     throw InputError(
-        "meanfield: a refined trajectory (order 1 with horizon > 0) is not implemented yet; "
-        "expected horizon = 0 with order 1");
+        "meanfield: a trajectory of order 2 (the transient 1/N^2 term) is not implemented; "
+        "expected order 1 with horizon > 0, or order 2 with horizon = 0");
   const int d = o.policy == Policy::power_of_d ? o.policy_d : 1;
   if (o.N < d)
     throw InputError("meanfield: N = " + std::to_string(o.N) + " servers cannot give " +
@@ -351,6 +387,7 @@ Result solve(const Options& o) {
       if (row.size() > static_cast<std::size_t>(K))
         r.trajectory_tail = std::max(r.trajectory_tail, row[static_cast<std::size_t>(K)]);
     }
+    if (o.order >= 1) refine_trajectory(o, x0, rows, r);
   }
   return r;
 }

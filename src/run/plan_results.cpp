@@ -37,10 +37,13 @@ bool column_since_5(sweep::Method method, const std::string& name) {
 }
 
 // Columns that files before format version 6 do not have: the means per server, made from the
-// whole system's (sweep::derive_cells).
+// whole system's (sweep::derive_cells), and the refined mean field's 1/N^2 terms and trajectory.
 bool column_since_6(sweep::Method method, const std::string& name) {
-  return name == "EQ_per_server" ||
-         (method == sweep::Method::simulate && name == "EQ_per_server_hw");
+  if (name == "EQ_per_server" || (method == sweep::Method::simulate && name == "EQ_per_server_hw"))
+    return true;
+  return method == sweep::Method::meanfield &&
+         (name == "V2" || name == "EQ_per_server_V2" || name == "trajectory_V" ||
+          name == "trajectory_N" || name == "trajectory_EQ_per_server_V");
 }
 
 // The name a column has in files before format version 6, where /meanfield's per-server means

@@ -71,7 +71,8 @@ std::vector<KeySpec> keys() {
   k.push_back({.name = "order",
                .kind = Kind::integer,
                .help = "refined mean field: 0 the N -> infinity limit, 1 with the 1/N term of "
-                       "E[X^N] for N servers (power_of_d, random; default 0)",
+                       "E[X^N] for N servers (also of a trajectory), 2 with the 1/N^2 term too "
+                       "(steady state; power_of_d, random; default 0)",
                .bounds = between(0, 2, false, false),
                .selector = true,
                .apply = [](Draft& d, const Value& v) { options_of(d.task).order = small_int(v); }});
@@ -156,6 +157,12 @@ constexpr double kTrajectoryMargin = 8.0;
 // Order 1: Gaussian elimination on the Kronecker system of the Lyapunov equation, L^2 unknowns
 // in a band of half-width L (about L^4 steps of 1e-8 to 3e-8 s measured; L = 9 to 50 levels).
 constexpr double kSecondsPerLyapunovFlop = 2e-8;
+// Order 2: the third moments' Kronecker system, L2^3 unknowns in a band of half-width L2^2
+// (elimination within the band, most of it skipped where it is still zero: measured 0.05 s at
+// L2 = 14 and 0.6 s at L2 = 20, about 1e-9 s per L2^7).
+constexpr double kSecondsPerThirdMomentFlop = 1e-9;
+// Order 1 with a trajectory: one evaluation of the refined field per value of (x, W, V).
+constexpr double kSecondsPerRefinedFieldValue = 1e-8;
 
 CostEstimate estimate(const Task& task) {
   const auto& o = options_of(task);
@@ -177,14 +184,33 @@ CostEstimate estimate(const Task& task) {
   cost.memory = {16.0 * values, 16.0 * values,
                  formula("{:.3g} occupancy and trajectory values x 16 B", values)};
   if (o.order > 0) {  // the texts of the limit's tasks stay as they were
-    const double band = L * L * (2.0 * L + 1.0) * 8.0;  // the Kronecker system's band
-    const double refined_values = 2.0 * levels;         // V and occupancy_N
+    const double band = L * L * (2.0 * L + 1.0) * 8.0;            // the Kronecker system's band
+    double refined_values = (o.order >= 2 ? 3.0 : 2.0) * levels;  // V (V2) and occupancy_N
     cost.seconds += L * L * L * L * kSecondsPerLyapunovFlop;
     if (lyapunov) cost.formula += formula(" + {:g}^4 Lyapunov steps", L);
-    cost.memory.bytes += 16.0 * refined_values + band;
+    double work_bytes = band;
+    if (o.order >= 2 && lyapunov) {
+      // The third moments: L2^3 unknowns in a band of half-width L2^2.
+      const double L2 = meanfield::refined_levels2(o.policy_d, o.lambda);
+      cost.seconds += L2 * L2 * L2 * L2 * L2 * L2 * L2 * kSecondsPerThirdMomentFlop;
+      cost.formula += formula(" + {:g}^7 third-moment steps", L2);
+      work_bytes = std::max(work_bytes, L2 * L2 * L2 * (2.0 * L2 * L2 + 1.0) * 8.0);
+    }
+    if (o.horizon > 0.0) {
+      // V(t): L + L^2 + L values per RK4 step, four evaluations of the field each (L: at least
+      // the steady levels, more if the fluid path climbs higher).
+      const double Lt = std::max(L, levels + kTrajectoryMargin);
+      refined_values += 2.0 * static_cast<double>(meanfield::trajectory_size(o)) + o.time_points;
+      if (lyapunov) {
+        cost.seconds += steps * 4.0 * Lt * Lt * kSecondsPerRefinedFieldValue;
+        cost.formula += formula(" + {:.3g} RK4 steps x 4 x {:g}^2 refined values", steps, Lt);
+      }
+      work_bytes += 6.0 * (Lt * Lt + 2.0 * Lt) * 8.0;
+    }
+    cost.memory.bytes += 16.0 * refined_values + work_bytes;
     cost.memory.result_bytes += 16.0 * refined_values;
-    cost.memory.formula += formula(" + {:.3g} refined values x 16 B + {:.3g} B of Lyapunov band",
-                                   refined_values, band);
+    cost.memory.formula += formula(" + {:.3g} refined values x 16 B + {:.3g} B of work space",
+                                   refined_values, work_bytes);
   }
   return cost;
 }
@@ -310,8 +336,10 @@ std::vector<Column> columns() {
   const auto refined_length = [levels](const Task& t) {
     return options_of(t).order > 0 ? levels(t) : std::size_t{0};
   };
-  c.push_back(parameter("order", "refined mean field: 0 the limit, 1 with the 1/N term", "",
-                        ColumnType::i64,
+  c.push_back(parameter("order",
+                        "refined mean field: 0 the limit, 1 with the 1/N term, 2 with "
+                        "the 1/N^2 term too",
+                        "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{options_of(t).order}; }));
   c.push_back(
       parameter("N", "servers the refinement is for (-1: order 0)", "", ColumnType::i64,
@@ -324,13 +352,47 @@ std::vector<Column> columns() {
                           "order 1: sum_i V_i over every level, the 1/N term of EQ_per_server",
                           "jobs", &R::EQ_V));
   c.push_back(result_vector<R>("occupancy_N",
-                               "order 1: x_i + V_i / N, i = 1..K (empty with order 0)", "",
-                               ColumnType::f64_ragged, &R::occupancy_N, refined_length));
+                               "order 1: x_i + V_i / N (order 2: + V2_i / N^2), i = 1..K (empty "
+                               "with order 0)",
+                               "", ColumnType::f64_ragged, &R::occupancy_N, refined_length));
   c.push_back(refined_f64("EQ_per_server_N",
-                          "order 1: EQ_per_server + EQ_per_server_V / N, mean jobs per server of "
-                          "N servers",
+                          "order 1: EQ_per_server + EQ_per_server_V / N (order 2: + "
+                          "EQ_per_server_V2 / N^2), mean jobs per server of N servers",
                           "jobs", &R::EQ_N));
   c.push_back(refined_f64("ET_N", "order 1: EQ_per_server_N / lambda (Little)", "time", &R::ET_N));
+  // Format version 6: the 1/N^2 terms (order 2) and the refined trajectory (order 1).
+  const auto second_length = [levels](const Task& t) {
+    return options_of(t).order >= 2 ? levels(t) : std::size_t{0};
+  };
+  c.push_back(result_vector<R>("V2",
+                               "order 2: V2_1..V2_K, E[X_i^N] = x_i + V_i / N + V2_i / N^2 + "
+                               "O(1/N^3) (empty with order 0 and 1)",
+                               "", ColumnType::f64_ragged, &R::V2, second_length));
+  c.push_back(result_f64<R>("EQ_per_server_V2",
+                            "order 2: sum_i V2_i over every level, the 1/N^2 term of "
+                            "EQ_per_server (NaN with order 0 and 1)",
+                            "jobs", &R::EQ_V2));
+  c.back().value = [](const Task& t, const TaskOutcome& o) -> CellValue {
+    const auto* r = done_result<meanfield::Result>(o);
+    return r && options_of(t).order >= 2 ? r->EQ_V2 : kNaN;
+  };
+  const auto refined_trajectory = [trajectory](const Task& t) {
+    return options_of(t).order > 0 ? trajectory(t) : std::size_t{0};
+  };
+  c.push_back(result_vector<R>("trajectory_V",
+                               "order 1 with a trajectory: V_1(t)..V_K(t) at each of the times, "
+                               "row-major, E[X^N(t)] = x(t) + V(t) / N + O(1/N^2)",
+                               "", ColumnType::f64_ragged, &R::trajectory_V, refined_trajectory));
+  c.push_back(result_vector<R>("trajectory_N",
+                               "order 1 with a trajectory: x_i(t) + V_i(t) / N at each of the "
+                               "times, row-major",
+                               "", ColumnType::f64_ragged, &R::trajectory_N, refined_trajectory));
+  c.push_back(result_vector<R>(
+      "trajectory_EQ_per_server_V",
+      "order 1 with a trajectory: sum_i V_i(t) over every level at each of the times, "
+      "EQ_per_server at N servers (t) = sum_i x_i(t) + trajectory_EQ_per_server_V / N",
+      "jobs", ColumnType::f64_ragged, &R::trajectory_EQ_V,
+      [times](const Task& t) { return options_of(t).order > 0 ? times(t) : std::size_t{0}; }));
   return c;
 }
 

@@ -242,6 +242,9 @@ not_run docs/meanfield.md "dx_i/dt = lambda" "a formula"
 not_run docs/meanfield.md "f_k(x) = lambda" "a formula (tests/meanfield/refined_test.cpp checks it)"
 not_run docs/meanfield.md "V = -A^{-1} (b + g(pi))" "a formula (tests/meanfield/refined_test.cpp checks it)"
 not_run docs/meanfield.md "dx/dt = f(x),  dW/dt" "a formula (tests/meanfield/refined_test.cpp checks it)"
+not_run docs/meanfield.md "c1(x) = S1 (x^d - x^(d-1))" "a formula (tests/meanfield/refined_test.cpp checks it)"
+not_run docs/meanfield.md "E[f^N_i] = 0," "a formula (tests/meanfield/refined_test.cpp checks it)"
+not_run docs/meanfield.md "(A (+) A (+) A) T = -C3" "a formula (tests/meanfield/refined_test.cpp checks it)"
 
 # ---------------------------------------------------------------------------------------------
 # docs/results-layout.md: results/ring.h5 is the sweep-format example's output.

@@ -182,19 +182,31 @@ FiniteN solve_finite(int N, int d, double lambda, int buffer) {
   return moments(chain, pi, N, buffer);
 }
 
-// The law at time t from the empty system, by uniformization (Poisson terms until the
-// remaining mass is below 1e-15).
-FiniteN transient_finite(int N, int d, double lambda, int buffer, double t) {
+// The laws at the times `times` (ascending) from the state `start` (a sorted profile; empty: the
+// empty system), by uniformization: one sequence of jumps of the uniformized chain, weighted by
+// the Poisson law of their number at each time (terms until the remaining mass is below 1e-15).
+std::vector<FiniteN> transient_finite(int N, int d, double lambda, int buffer,
+                                      const std::vector<double>& times,
+                                      std::vector<int> start = {}) {
   const Chain chain = build_chain(N, d, lambda, buffer);
   const std::size_t S = chain.states.size();
+  if (start.empty()) start.assign(static_cast<std::size_t>(N), 0);
   double rate = 0.0;
   for (double r : chain.out) rate = std::max(rate, r);
-  std::vector<double> p(S, 0.0), law(S, 0.0);
-  p[0] = 1.0;  // the empty system
-  double weight = std::exp(-rate * t), used = 0.0;
-  for (int n = 0; used < 1.0 - 1e-15 && n < 100'000; ++n) {
-    for (std::size_t s = 0; s < S; ++s) law[s] += weight * p[s];
-    used += weight;
+  std::vector<double> p(S, 0.0);
+  p[static_cast<std::size_t>(std::find(chain.states.begin(), chain.states.end(), start) -
+                             chain.states.begin())] = 1.0;
+  const std::size_t m = times.size();
+  std::vector<std::vector<double>> laws(m, std::vector<double>(S, 0.0));
+  std::vector<double> weight(m), used(m, 0.0);
+  for (std::size_t j = 0; j < m; ++j) weight[j] = std::exp(-rate * times[j]);
+  for (int n = 0; used.back() < 1.0 - 1e-15 && n < 200'000; ++n) {
+    for (std::size_t j = 0; j < m; ++j) {
+      if (used[j] >= 1.0 - 1e-15) continue;
+      for (std::size_t s = 0; s < S; ++s) laws[j][s] += weight[j] * p[s];
+      used[j] += weight[j];
+      weight[j] *= rate * times[j] / (n + 1);
+    }
     std::vector<double> next(S);
     for (std::size_t s = 0; s < S; ++s) {
       double flow = p[s] * (1.0 - chain.out[s] / rate);
@@ -202,9 +214,14 @@ FiniteN transient_finite(int N, int d, double lambda, int buffer, double t) {
       next[s] = flow;
     }
     p.swap(next);
-    weight *= rate * t / (n + 1);
   }
-  return moments(chain, law, N, buffer);
+  std::vector<FiniteN> out;
+  for (const auto& law : laws) out.push_back(moments(chain, law, N, buffer));
+  return out;
+}
+
+FiniteN transient_finite(int N, int d, double lambda, int buffer, double t) {
+  return transient_finite(N, d, lambda, buffer, std::vector<double>{t}).front();
 }
 
 // The chain with the smallest buffer from `buffer` up (steps of 2) whose truncated mass (some
@@ -243,16 +260,22 @@ TEST(RefinedMeanField, ErrorShrinksLikeOneOverNSquaredAgainstTheFiniteChain) {
   for (const auto& [d, lambda, largest_N] : {Case{2, 0.5, 9}, Case{3, 0.5, 10}, Case{2, 0.7, 6}}) {
     std::vector<int> sizes;
     for (int N = 3; N <= largest_N; ++N) sizes.push_back(N);
-    std::vector<double> err0, err1;
+    std::vector<double> err0, err1, err2, y2;
     std::vector<std::vector<double>> level_excess;  // N (E[X_k] - x_k)
-    Result r;
+    Result r, r2;
     for (int N : sizes) {
       r = solve(refined_options(d, lambda, N));
+      Options second = refined_options(d, lambda, N);
+      second.order = 2;
+      r2 = solve(second);
       const FiniteN chain = solve_truncated(N, d, lambda, 8);
       ASSERT_LT(chain.top_mass, 1e-12);
       err0.push_back(std::abs(chain.EQ - r.EQ));
       err1.push_back(std::abs(chain.EQ - r.EQ_N));
+      err2.push_back(std::abs(chain.EQ - r2.EQ_N));
+      y2.push_back(static_cast<double>(N) * N * (chain.EQ - r.EQ_N));  // N^2 (order-1 error)
       EXPECT_LT(err1.back(), err0.back() / 2) << "d = " << d << " N = " << N;
+      EXPECT_LT(err2.back(), err1.back() / 2) << "d = " << d << " N = " << N;
       std::vector<double> excess;
       for (std::size_t k = 0; k < r.occupancy.size() && k < chain.occupancy.size(); ++k)
         excess.push_back(N * (chain.occupancy[k] - r.occupancy[k]));
@@ -264,8 +287,10 @@ TEST(RefinedMeanField, ErrorShrinksLikeOneOverNSquaredAgainstTheFiniteChain) {
     const double ratio = std::log(static_cast<double>(sizes[m - 1]) / sizes[m - 2]);
     const double slope0 = std::log(err0[m - 1] / err0[m - 2]) / ratio;
     const double slope1 = std::log(err1[m - 1] / err1[m - 2]) / ratio;
+    const double slope2 = std::log(err2[m - 1] / err2[m - 2]) / ratio;
     EXPECT_NEAR(slope0, -1.0, 0.3) << "d = " << d << " lambda = " << lambda;
     EXPECT_NEAR(slope1, -2.0, 0.35) << "d = " << d << " lambda = " << lambda;
+    EXPECT_NEAR(slope2, -3.0, 0.4) << "d = " << d << " lambda = " << lambda;
     // y(N) = a + b / N + c / N^2 through three points: a by divided differences in 1/N.
     const auto extrapolate = [&](const std::vector<double>& y) {
       const double u0 = 1.0 / sizes[m - 3], u1 = 1.0 / sizes[m - 2], u2 = 1.0 / sizes[m - 1];
@@ -277,6 +302,8 @@ TEST(RefinedMeanField, ErrorShrinksLikeOneOverNSquaredAgainstTheFiniteChain) {
     for (std::size_t i = m - 3; i < m; ++i) y.push_back(sizes[i] * err0[i]);
     const double a = extrapolate(y);
     EXPECT_NEAR(a, r.EQ_V, 0.02 * r.EQ_V) << "d = " << d << " lambda = " << lambda;
+    const double a2 = extrapolate({y2[m - 3], y2[m - 2], y2[m - 1]});
+    EXPECT_NEAR(a2, r2.EQ_V2, 0.05 * r2.EQ_V2) << "d = " << d << " lambda = " << lambda;
     double largest = 0.0;
     for (double v : r.V) largest = std::max(largest, std::abs(v));
     for (std::size_t k = 1; k < r.V.size(); ++k) {
@@ -286,8 +313,39 @@ TEST(RefinedMeanField, ErrorShrinksLikeOneOverNSquaredAgainstTheFiniteChain) {
       EXPECT_NEAR(extrapolate(yk), r.V[k], 0.03 * std::abs(r.V[k]))
           << "d = " << d << " level " << k + 1;
     }
-    std::printf("d = %d, lambda = %g: slopes %.3f %.3f, extrapolated a = %.5f, EQ_V = %.5f\n", d,
-                lambda, slope0, slope1, a, r.EQ_V);
+    std::printf(
+        "d = %d, lambda = %g: slopes %.3f %.3f %.3f, extrapolated %.5f (EQ_V = %.5f), %.5f "
+        "(EQ_V2 = %.5f)\n",
+        d, lambda, slope0, slope1, slope2, a, r.EQ_V, a2, r2.EQ_V2);
+  }
+}
+
+// lambda = 0.9 (d = 2), where the finite systems queue far more than the limit at small N and
+// the chain needs long buffers: N = 3, 4, 5 with buffers of 60, 50 and 30 jobs (truncated mass
+// 3.8e-9, 9.9e-10, 4.1e-7: E[Q] moves by < 1e-5; 3.9e4 to 3.5e5 states). N = 6 would need
+// buffers of about 40 for 1e-8 (9.4e6 states), beyond a test: slopes cannot be fitted at three
+// N this small, where the series in 1/N has not settled (the order-2 error changes sign between
+// N = 3 and 4). What holds already: each order cuts the error (measured: order 0, 1, 2 errors
+// 1.494, 0.569, -0.0163 at N = 3; 1.025, 0.331, 0.0018 at N = 4; 0.770, 0.215, 0.0046 at
+// N = 5), and N^2 (order-1 error) is EQ_V2 = 5.268 within 3% (5.12, 5.30, 5.38). About 10 s.
+TEST(RefinedMeanField, HeavierLoadAgainstTheFiniteChain) {
+  const int d = 2;
+  const double lambda = 0.9;
+  for (const auto& [N, buffer] : {std::pair{3, 60}, {4, 50}, {5, 30}}) {
+    Options o = refined_options(d, lambda, N);
+    const Result first = solve(o);
+    o.order = 2;
+    const Result second = solve(o);
+    const FiniteN chain = solve_finite(N, d, lambda, buffer);
+    ASSERT_LT(chain.top_mass, 1e-6) << "N = " << N;
+    const double err0 = chain.EQ - first.EQ, err1 = chain.EQ - first.EQ_N,
+                 err2 = chain.EQ - second.EQ_N;
+    std::printf("lambda = 0.9, N = %d: errors %.5f %.5f %.5f, N^2 err1 = %.4f (EQ_V2 = %.4f)\n", N,
+                err0, err1, err2, N * N * err1, second.EQ_V2);
+    EXPECT_GT(err0, 0.0);
+    EXPECT_LT(std::abs(err1), err0 / 2.5) << "N = " << N;
+    EXPECT_LT(std::abs(err2), std::abs(err1) / 30.0) << "N = " << N;
+    EXPECT_NEAR(N * N * err1, second.EQ_V2, 0.03 * second.EQ_V2) << "N = " << N;
   }
 }
 
@@ -329,6 +387,70 @@ TEST(RefinedMeanField, TransientFromEmptyAgainstTheFiniteChain) {
   EXPECT_NEAR(a, EQ_V, 0.02 * std::abs(EQ_V));
   std::printf("transient t = %g: slopes %.3f %.3f, extrapolated a = %.5f, sum V(t) = %.5f\n", t,
               slope0, slope1, a, EQ_V);
+}
+
+// solve() with order 1 and a trajectory, from every queue holding 2 jobs (initial_counts
+// [0, 0, 1], a start every N has exactly): at t = 1, 2, 4 the error of E[Q^N(t)] per server
+// falls like 1/N with the plain trajectory and like 1/N^2 with trajectory_N (x(t) + V(t) / N),
+// against the finite chain's law at t by uniformization (N = 3..8), and N (E[X_k^N(t)] - x_k(t))
+// extrapolated to N = infinity is V_k(t) at the levels that carry most of it.
+TEST(RefinedMeanField, TrajectoryOfOrderOneAgainstTheFiniteChain) {
+  const int d = 2;
+  const double lambda = 0.7;
+  const std::vector<double> times{0.0, 1.0, 2.0, 3.0, 4.0};
+  Options o = refined_options(d, lambda, 3);
+  o.horizon = 4.0;
+  o.time_points = 5;
+  o.initial_counts = {0.0, 0.0, 1.0};
+  std::vector<int> sizes;
+  std::vector<std::vector<FiniteN>> chains;
+  for (int N = 3; N <= 8; ++N) {
+    sizes.push_back(N);
+    chains.push_back(transient_finite(N, d, lambda, 12, times, std::vector<int>(N, 2)));
+    for (const FiniteN& c : chains.back()) ASSERT_LT(c.top_mass, 1e-10) << "N = " << N;
+  }
+  const std::size_t m = sizes.size();
+  Result r;
+  std::vector<Result> refined;
+  for (int N : sizes) {
+    o.N = N;
+    refined.push_back(solve(o));
+  }
+  r = refined.back();
+  const std::size_t K = r.occupancy.size();
+  ASSERT_EQ(r.trajectory_V.size(), times.size() * K);
+  ASSERT_EQ(r.trajectory_N.size(), times.size() * K);
+  ASSERT_EQ(r.trajectory_EQ_V.size(), times.size());
+  for (std::size_t j = 1; j < times.size(); ++j) {
+    double EQ = 0.0;
+    for (std::size_t k = 0; k < K; ++k) EQ += r.trajectory[j * K + k];
+    std::vector<double> err0, err1, y;
+    for (std::size_t i = 0; i < m; ++i) {
+      const double exact = chains[i][j].EQ;
+      err0.push_back(std::abs(exact - EQ));
+      err1.push_back(std::abs(exact - EQ - r.trajectory_EQ_V[j] / sizes[i]));
+      y.push_back(sizes[i] * (exact - EQ));
+      EXPECT_LT(err1.back(), err0.back() / 2) << "t = " << times[j] << " N = " << sizes[i];
+      double sum = 0.0;  // trajectory_N is x + V / N at every level
+      for (std::size_t k = 0; k < K; ++k) {
+        EXPECT_DOUBLE_EQ(refined[i].trajectory_N[j * K + k],
+                         r.trajectory[j * K + k] + r.trajectory_V[j * K + k] / sizes[i]);
+        sum += r.trajectory_V[j * K + k];
+      }
+      EXPECT_NEAR(sum, r.trajectory_EQ_V[j], 1e-9);  // the levels beyond K hold < 1e-10
+    }
+    const double ratio = std::log(static_cast<double>(sizes[m - 1]) / sizes[m - 2]);
+    const double slope0 = std::log(err0[m - 1] / err0[m - 2]) / ratio;
+    const double slope1 = std::log(err1[m - 1] / err1[m - 2]) / ratio;
+    const double u0 = 1.0 / sizes[m - 3], u1 = 1.0 / sizes[m - 2], u2 = 1.0 / sizes[m - 1];
+    const double f01 = (y[m - 2] - y[m - 3]) / (u1 - u0), f12 = (y[m - 1] - y[m - 2]) / (u2 - u1);
+    const double a = y[m - 1] - f12 * u2 + (f12 - f01) / (u2 - u0) * u2 * u1;
+    std::printf("t = %g: slopes %.3f %.3f, extrapolated %.5f, sum V(t) = %.5f\n", times[j], slope0,
+                slope1, a, r.trajectory_EQ_V[j]);
+    EXPECT_NEAR(slope0, -1.0, 0.3) << "t = " << times[j];
+    EXPECT_NEAR(slope1, -2.0, 0.35) << "t = " << times[j];
+    EXPECT_NEAR(a, r.trajectory_EQ_V[j], 0.03 * std::abs(r.trajectory_EQ_V[j]));
+  }
 }
 
 // ---- the pieces of the expansion --------------------------------------------------------------
@@ -480,8 +602,31 @@ TEST(RefinedMeanField, MoreLevelsChangeNothing) {
   }
 }
 
-// What solve() reports with order 1: the corrected values follow from V, random's queues are
-// independent M/M/1 (V = 0), and the refinements that do not exist are refused.
+// Order 2 on its cut levels (pi_k >= kOrder2Cut, plus one): three more levels change V2 by
+// < 1e-12 relative, and the order-1 pieces it carries are those of refined_expansion.
+TEST(RefinedMeanField, OrderTwoLevelsAreEnough) {
+  for (const auto& [d, lambda] : kCases) {
+    const int L = refined_levels2(d, lambda);
+    const RefinedExpansion2 e = refined_expansion2(d, lambda, L),
+                            more = refined_expansion2(d, lambda, L + 3);
+    double sum = 0.0, sum_more = 0.0;
+    for (std::size_t k = 0; k < e.V2.size(); ++k) {
+      EXPECT_NEAR(e.V2[k], more.V2[k], 1e-12 * (1.0 + std::abs(more.V2[k])))
+          << "d = " << d << " lambda = " << lambda << " level " << k + 1;
+      sum += e.V2[k];
+    }
+    for (double v : more.V2) sum_more += v;
+    EXPECT_NEAR(sum, sum_more, 1e-12 * std::abs(sum_more)) << "d = " << d << " lambda = " << lambda;
+    const RefinedExpansion first = refined_expansion(d, lambda, L);
+    EXPECT_EQ(e.first.V, first.V);
+    EXPECT_FALSE(std::isnan(sum));
+    EXPECT_NEAR(e.V2[0], 0.0, 1e-9 * std::abs(sum));  // E[X_1^N] = lambda at every N
+  }
+}
+
+// What solve() reports with orders 1 and 2: the corrected values follow from V and V2, random's
+// queues are independent M/M/1 (V = V2 = 0, V(t) = 0), and the refinements that do not exist are
+// refused.
 TEST(RefinedMeanField, SolveReportsAndRefuses) {
   const Result r = solve(refined_options(2, 0.9, 100));
   ASSERT_EQ(r.V.size(), r.occupancy.size());
@@ -509,10 +654,40 @@ TEST(RefinedMeanField, SolveReportsAndRefuses) {
   }
   Options o = refined_options(2, 0.9, 100);
   o.order = 2;
+  o.horizon = 10;
+  refused(o);  // order 2 is for the steady state
+  o.order = 3;
+  o.horizon = 0;
   refused(o);
   o = refined_options(2, 0.9, 100);
+  o.order = 2;
+  const Result second = solve(o);
+  ASSERT_EQ(second.V2.size(), second.occupancy.size());
+  EXPECT_EQ(second.V, r.V);
+  double sum2 = 0.0;
+  for (std::size_t k = 0; k < second.V2.size(); ++k) {
+    EXPECT_DOUBLE_EQ(second.occupancy_N[k],
+                     second.occupancy[k] + second.V[k] / 100.0 + second.V2[k] / 1e4);
+    sum2 += second.V2[k];
+  }
+  EXPECT_NEAR(second.EQ_V2, sum2, 1e-12 * std::abs(sum2));
+  EXPECT_DOUBLE_EQ(second.EQ_N, second.EQ + second.EQ_V / 100.0 + second.EQ_V2 / 1e4);
+  EXPECT_TRUE(r.V2.empty());
+  EXPECT_EQ(r.EQ_V2, 0.0);
+  random.order = 2;
+  EXPECT_EQ(solve(random).EQ_N, m.EQ);
+  o = refined_options(2, 0.9, 100);
   o.horizon = 10;
-  refused(o);
+  const Result path = solve(o);  // order 1 has a trajectory
+  EXPECT_EQ(path.trajectory_V.size(), path.trajectory.size());
+  random.order = 1;
+  random.horizon = 5;
+  random.initial_counts = {0, 0, 1};
+  const Result random_path = solve(random);
+  for (std::size_t i = 0; i < random_path.trajectory.size(); ++i) {
+    EXPECT_EQ(random_path.trajectory_V[i], 0.0);
+    EXPECT_EQ(random_path.trajectory_N[i], random_path.trajectory[i]);
+  }
   refused(refined_options(3, 0.9, 2));  // N < d
   o = refined_options(2, 0.9, 100);
   o.order = 0;

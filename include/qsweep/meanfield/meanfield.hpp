@@ -54,7 +54,8 @@ struct Options {
   std::vector<double> initial_counts;
   double dt = 1e-3;  // Runge-Kutta step of the trajectory
   // Refined mean field (docs/meanfield.md, "Refined mean field"): order 0 is the limit; order 1
-  // adds the 1/N term of E[X^N] for N servers (power_of_d and random only; N >= policy_d).
+  // adds the 1/N term of E[X^N] for N servers, order 2 also the 1/N^2 term (power_of_d and
+  // random only; N >= policy_d; order 2 for the steady state only).
   int order = 0;
   std::int64_t N = 0;  // servers; 0 (none) with order 0
 
@@ -84,19 +85,27 @@ struct Result {
   std::vector<double> trajectory;
   double trajectory_tail = 0.0;  // max over the times of x_{K+1}(t): what the rows leave out
   // Order >= 1 (empty, and 0 in the results columns NaN, with order 0):
-  // E[X^N] = x + V / N + O(1 / N^2).
+  // E[X^N] = x + V / N + V2 / N^2 + O(1 / N^3), V2 with order 2 only.
   std::vector<double> V;            // V_1..V_K, the 1/N coefficients of the occupancy
   double EQ_V = 0.0;                // sum_i V_i over every level: E[Q]_N = EQ + EQ_V / N + ...
-  std::vector<double> occupancy_N;  // x_i + V_i / N, i = 1..K
-  double EQ_N = 0.0;                // EQ + EQ_V / N
+  std::vector<double> occupancy_N;  // x_i + V_i / N (+ V2_i / N^2 with order 2), i = 1..K
+  double EQ_N = 0.0;                // EQ + EQ_V / N (+ EQ_V2 / N^2 with order 2)
   double ET_N = 0.0;                // EQ_N / lambda (Little)
+  // Order 2 (empty, 0, with order 0 and 1): the 1/N^2 coefficients.
+  std::vector<double> V2;  // V2_1..V2_K
+  double EQ_V2 = 0.0;      // sum_i V2_i over every level
+  // Order 1 with a trajectory (empty otherwise): E[X^N(t)] = x(t) + V(t) / N + O(1 / N^2) from
+  // the deterministic start, row-major as `trajectory` (time_points x K values).
+  std::vector<double> trajectory_V;     // V_1(t_j)..V_K(t_j)
+  std::vector<double> trajectory_N;     // x_i(t_j) + V_i(t_j) / N
+  std::vector<double> trajectory_EQ_V;  // sum_i V_i(t_j) over every level, one per time
 
   friend bool operator==(const Result&, const Result&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
     ar & EQ & ET & occupancy & tail & times & trajectory & trajectory_tail & V & EQ_V &
-        occupancy_N & EQ_N & ET_N;
+        occupancy_N & EQ_N & ET_N & V2 & EQ_V2 & trajectory_V & trajectory_N & trajectory_EQ_V;
     // clang-format on
   }
 };
@@ -105,9 +114,10 @@ struct Result {
 // trajectory of redundancy_coc and for what validate_refinement refuses.
 void validate(const Options& options);
 
-// Throws InputError for a refinement (order, N) the policy does not have: order 2 (not yet),
-// order 1 of jsq and jiq (their drift is not smooth), of redundancy_coc, or with a trajectory;
-// N < policy_d (d distinct servers are sampled) or N given with order 0.
+// Throws InputError for a refinement (order, N) the policy does not have: order > 0 of jsq and
+// jiq (their drift is not smooth) and of redundancy_coc, order 2 with a trajectory (horizon > 0;
+// order 1 has one); N < policy_d
+// (d distinct servers are sampled) or N given with order 0.
 void validate_refinement(const Options& options);
 
 // x_i of the fixed point for i = 1..levels (x_0 = 1 is not included):

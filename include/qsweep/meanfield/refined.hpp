@@ -28,6 +28,30 @@ RefinedExpansion refined_expansion(int d, double lambda, int levels);
 // more levels change nothing).
 int refined_levels(int d, double lambda);
 
+// Order 2 (docs/meanfield.md, "Order 2"): E[X^N] = pi + V / N + V2 / N^2 + O(1 / N^3), from the
+// moment equations of the system-size expansion to 1/N^2 (third moments N^2 E[Y^(x)3] -> T, the
+// 1/N^2 term W2 of E[Y Y^T], Y = X^N - pi), on L levels as above. T has L^3 values, solved in a
+// band of half-width L^2 (about L^7 multiply-adds): the levels are cut where pi_k < kOrder2Cut.
+inline constexpr double kOrder2Cut = 1e-40;
+struct RefinedExpansion2 {
+  RefinedExpansion first;  // the order-1 pieces on the same levels
+  std::vector<double> T;   // L^3, row-major: N^2 E[Y_i Y_j Y_k] as N -> infinity
+  std::vector<double> W2;  // L^2: E[Y Y^T] = W / N + W2 / N^2 + O(1 / N^3)
+  std::vector<double> V2;  // L: the 1/N^2 coefficients of E[X^N]
+};
+RefinedExpansion2 refined_expansion2(int d, double lambda, int levels);
+
+// The levels the order-2 term is solved on: every level with pi_k >= kOrder2Cut, plus one (the
+// tests check that more levels change nothing).
+int refined_levels2(int d, double lambda);
+
+// Solves (A (+) .. (+) A) X = -C, the Kronecker sum of `modes` copies of the tridiagonal A
+// (n x n, row-major), for X with n^modes values (row-major, the first index most significant),
+// by banded Gaussian elimination without pivoting (half-width n^(modes - 1)); modes = 2 is the
+// Lyapunov equation A X + X A^T + C = 0.
+std::vector<double> solve_kronecker_sum(const std::vector<double>& A, const std::vector<double>& C,
+                                        int n, int modes);
+
 // The transient refinement (Gast, Bortolussi and Tribastone 2019): from a deterministic start
 // x(0) (W(0) = 0, V(0) = 0), E[X^N(t)] = x(t) + V(t) / N + O(1 / N^2) with
 //   dx/dt = f(x),  dW/dt = A(x) W + W A(x)^T + Q(x),  dV/dt = A(x) V + b(x, W) + g(x),

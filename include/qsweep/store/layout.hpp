@@ -18,7 +18,8 @@ inline constexpr const char* kFormatName = "qsweep-results";
 // random streams keyed by it). 4: /tasks/reused_from (rows copied from another study by
 // run --reuse). 5: /tasks/round (the refinement round that added a task). 6: one meaning per
 // column name across the groups (EQ the whole system's jobs; /meanfield's per-server means named
-// so: EQ_per_server, ER_per_server), UDUNITS-2 units with a model_units attribute. Version 1
+// so: EQ_per_server, ER_per_server), UDUNITS-2 units with a model_units attribute, the refined
+// mean field's order-2 and trajectory columns of /meanfield and the /thresholds table. Version 1
 // files are read, not verified; versions 2 to 5 are read and verified (with the layout of their
 // version) and rewritten in the current version to be continued.
 inline constexpr int kFormatVersion = 6;

@@ -29,6 +29,7 @@ class Results:
     results["exact"]      one group as a qsweep_results.Table of the finished tasks' rows
     results.group(name, statuses=None)   every row, whatever its status
     results.tasks()       the /tasks table (status, error, warning, ...)
+    results.thresholds()  the thresholds a refinement found (/thresholds), empty if none
     """
 
     def __init__(self, path):
@@ -43,6 +44,10 @@ class Results:
     def tasks(self):
         """The /tasks table of every task (qsweep_results.load_tasks)."""
         return _results.load_tasks(self.path)
+
+    def thresholds(self):
+        """The /thresholds table (qsweep_results.load_thresholds): empty without the group."""
+        return _results.load_thresholds(self.path)
 
     def __getitem__(self, name):
         return self.group(name)

@@ -5,8 +5,8 @@ optional (Table.to_dataframe). docs/figures.md describes the figures and the wal
 """
 
 from . import jsq_fig2, random_regular, redundancy_fig2, redundancy_fig3, redundancy_fig4, redundancy_sec6
-from .loader import (STATUS_NAMES, Table, group_names, load_group, load_tasks, paired_difference,
-                     read_attributes)
+from .loader import (STATUS_NAMES, Table, group_names, load_group, load_tasks, load_thresholds,
+                     paired_difference, read_attributes)
 from .plotting import Drawing, Grid, Series, save
 
 # Figure modules by name (make_figures.py --figure NAME).
@@ -46,4 +46,5 @@ def figure_for(path, figure=None):
 
 
 __all__ = ["FIGURES", "SWEEPS", "STATUS_NAMES", "Drawing", "Grid", "Series", "Table", "figure_for",
-           "group_names", "load_group", "load_tasks", "paired_difference", "read_attributes", "save"]
+           "group_names", "load_group", "load_tasks", "load_thresholds", "paired_difference",
+           "read_attributes", "save"]

@@ -295,7 +295,7 @@ echo "ok (docs/results-layout.md): the diagram's groups"
 run_python docs/results-layout.md "import xarray"
 run_python docs/results-layout.md "import h5py"
 cp every-method.h5 results/threshold.h5
-run_python docs/results-layout.md "with h5py.File(\"results/threshold.h5\""
+run_python docs/results-layout.md "from h5py import File"
 
 # ---------------------------------------------------------------------------------------------
 # docs/running.md

@@ -31,6 +31,7 @@ class Results:
     results.dataset("exact")   one group as an xarray Dataset on the sweep's axes
     results.datasets()    every group so, by name
     results.tasks()       the /tasks table (status, error, warning, ...)
+    results.thresholds()  the thresholds a refinement found (/thresholds), empty if none
     """
 
     def __init__(self, path):
@@ -54,6 +55,10 @@ class Results:
     def tasks(self):
         """The /tasks table of every task (qsweep_results.load_tasks)."""
         return _results.load_tasks(self.path)
+
+    def thresholds(self):
+        """The /thresholds table (qsweep_results.load_thresholds): empty without the group."""
+        return _results.load_thresholds(self.path)
 
     def __getitem__(self, name):
         return self.group(name)

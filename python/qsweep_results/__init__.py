@@ -7,7 +7,7 @@ optional (Table.to_dataframe). docs/figures.md describes the figures and the wal
 from . import jsq_fig2, random_regular, redundancy_fig2, redundancy_fig3, redundancy_fig4, redundancy_sec6
 from .dataset import load_dataset
 from .loader import (FORMAT_VERSION, STATUS_NAMES, Table, group_names, load_group, load_tasks,
-                     paired_difference, read_attributes)
+                     load_thresholds, paired_difference, read_attributes)
 from .plotting import Drawing, Grid, Series, save
 
 # Figure modules by name (make_figures.py --figure NAME).
@@ -46,5 +46,6 @@ def figure_for(path, figure=None):
     return FIGURES[SWEEPS[name]]
 
 
-__all__ = ["FIGURES", "FORMAT_VERSION", "SWEEPS", "STATUS_NAMES", "Drawing", "Grid", "Series", "Table", "figure_for",
-           "group_names", "load_dataset", "load_group", "load_tasks", "paired_difference", "read_attributes", "save"]
+__all__ = ["FIGURES", "FORMAT_VERSION", "SWEEPS", "STATUS_NAMES", "Drawing", "Grid", "Series", "Table",
+           "figure_for", "group_names", "load_dataset", "load_group", "load_tasks", "load_thresholds",
+           "paired_difference", "read_attributes", "save"]

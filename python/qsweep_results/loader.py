@@ -154,10 +154,37 @@ def _read_columns(group):
     return columns
 
 
+# The attribute that marks a group of rows derived from the method groups' rows (/thresholds),
+# not one row per task (docs/results-layout.md).
+DERIVED_ATTRIBUTE = "derived"
+THRESHOLDS = "thresholds"
+
+
+def _derived(group):
+    return DERIVED_ATTRIBUTE in group.attrs
+
+
 def group_names(path):
-    """The method groups the file holds ("exact", "simulate", ...), in the file's order."""
+    """The method groups the file holds ("exact", "simulate", ...), in the file's order.
+
+    Derived tables such as /thresholds are not method groups: see load_thresholds."""
     with _open(path) as f:
-        return tuple(name for name in f if name != "tasks")
+        return tuple(name for name in f if name != "tasks" and not _derived(f[name]))
+
+
+def load_thresholds(path):
+    """The /thresholds table of a refining sweep with a crossing (refine: {..., crossing: C};
+    docs/results-layout.md, "/thresholds"): one row per crossing of each curve, one row (found 0)
+    for a curve whose quantity does not cross, with its identifying columns (block, method, the
+    parameters of the curve), the refinement (axis, quantity, crossing, tolerance, max_points) and
+    the threshold (threshold, bracket_lo, bracket_hi, value_lo, value_hi, converged, state, note).
+
+    A file without the group (older files, sweeps without a crossing, a refining run whose first
+    round has not ended) gives an empty Table (no columns, 0 rows)."""
+    with _open(path) as f:
+        if THRESHOLDS not in f:
+            return Table()
+        return Table(_read_columns(f[THRESHOLDS]))
 
 
 def load_tasks(path):
@@ -185,6 +212,9 @@ def load_group(path, group, statuses=("done",)):
     with _open(path) as f:
         if group not in f:
             raise KeyError(f"{path}: no group /{group} (the sweep has no {group} tasks)")
+        if _derived(f[group]):
+            raise KeyError(f"{path}: /{group} is not a method group (one row per task): "
+                           f"read it with load_thresholds")
         version = _format_version(f)
         columns = _read_columns(f[group])
         attributes = _column_attributes(f[group], list(columns), version)

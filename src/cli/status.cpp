@@ -28,7 +28,9 @@
 #include "qsweep/store/activity.hpp"
 #include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
+#include "qsweep/sweep/plan.hpp"
 #include "qsweep/sweep/task.hpp"
+#include "qsweep/sweep/thresholds.hpp"
 
 namespace qsweep::cli {
 namespace {
@@ -55,6 +57,39 @@ struct StatusArgs {
   bool json = false;
 };
 
+// A refining block of the file's sweep and the tasks the file holds of it.
+struct RefinedBlock {
+  int block = 0;
+  std::string axis, quantity, criterion;  // criterion: interpolation or crossing
+  double crossing = 0.0;                  // crossing only
+  double tolerance = 0.0;
+  std::uint64_t curves = 0, initial_points = 0, max_points = 0;
+  std::uint64_t budget = 0;              // curves x max_points
+  std::vector<std::uint64_t> per_round;  // its tasks in the file, by round
+  std::uint64_t tasks() const {
+    std::uint64_t n = 0;
+    for (const std::uint64_t k : per_round) n += k;
+    return n;
+  }
+};
+
+// A row of /thresholds, as status shows it.
+struct ThresholdRow {
+  int block = 0;
+  std::string axis, quantity, state, note;
+  double crossing = 0.0, threshold = 0.0, lo = 0.0, hi = 0.0;
+  bool found = false, converged = false;
+  std::int64_t points = 0, round = 0;
+};
+
+// What a refining sweep's file says of its refinement (docs/running.md, "qsweep status").
+struct RefinementReport {
+  int rounds = 0;  // refinement rounds after the sweep's own points (the largest /tasks/round)
+  std::vector<RefinedBlock> blocks;  // empty when the stored sweep does not expand here
+  // /thresholds (nullopt without the group: no crossing, or no round ended yet)
+  std::optional<std::vector<ThresholdRow>> thresholds;
+};
+
 // What `status` reports, read once and printed as text or JSON.
 struct StatusReport {
   // Method groups present, in the file's order (exact, simulate, ldp).
@@ -64,10 +99,110 @@ struct StatusReport {
   std::uint64_t warned = 0;  // tasks with a warning, all of them
   // A refined file: its tasks per refinement round (round 0 first); empty for any other.
   std::vector<std::uint64_t> per_round;
+  // A refining sweep's file: its refinements and thresholds (nullopt for any other).
+  std::optional<RefinementReport> refinement;
   std::string writer;                       // holder of the writer lock, "" if none
   std::optional<store::Activity> activity;  // what the writer's ranks do, while it holds the lock
   int exit_status = exit_code::ok;          // what `status` exits with
 };
+
+// The rows of /thresholds (none without the group).
+std::optional<std::vector<ThresholdRow>> read_thresholds(const store::ResultsReader& reader) {
+  const std::vector<std::string> derived = reader.derived_groups();
+  if (std::find(derived.begin(), derived.end(), sweep::kThresholdsGroup) == derived.end())
+    return std::nullopt;
+  const std::vector<store::TableColumn> table = reader.read_table(sweep::kThresholdsGroup);
+  const auto column = [&](const std::string& name) -> const store::TableColumn& {
+    for (const store::TableColumn& c : table)
+      if (c.name == name) return c;
+    throw InputError(reader.path() + ": damaged structure: /thresholds has no column " + name);
+  };
+  const auto numbers = [&](const std::string& name) {
+    const auto* v = std::get_if<std::vector<double>>(&column(name).values);
+    if (!v) throw InputError(reader.path() + ": /thresholds/" + name + " holds no numbers");
+    return *v;
+  };
+  const auto integers = [&](const std::string& name) {
+    const auto* v = std::get_if<std::vector<std::int64_t>>(&column(name).values);
+    if (!v) throw InputError(reader.path() + ": /thresholds/" + name + " holds no integers");
+    return *v;
+  };
+  const auto texts = [&](const std::string& name) {
+    const auto* v = std::get_if<std::vector<std::string>>(&column(name).values);
+    if (!v) throw InputError(reader.path() + ": /thresholds/" + name + " holds no text");
+    return *v;
+  };
+  const auto block = integers("block");
+  const auto axis = texts("axis"), quantity = texts("quantity"), state = texts("state"),
+             note = texts("note");
+  const auto crossing = numbers("crossing"), threshold = numbers("threshold"),
+             lo = numbers("bracket_lo"), hi = numbers("bracket_hi");
+  const auto found = integers("found"), converged = integers("converged"),
+             points = integers("points"), round = integers("round");
+  std::vector<ThresholdRow> rows(block.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ThresholdRow& r = rows[i];
+    r.block = static_cast<int>(block.at(i));
+    r.axis = axis.at(i);
+    r.quantity = quantity.at(i);
+    r.state = state.at(i);
+    r.note = note.at(i);
+    r.crossing = crossing.at(i);
+    r.threshold = threshold.at(i);
+    r.lo = lo.at(i);
+    r.hi = hi.at(i);
+    r.found = found.at(i) == 1;
+    r.converged = converged.at(i) == 1;
+    r.points = points.at(i);
+    r.round = round.at(i);
+  }
+  return rows;
+}
+
+// A refining sweep's refinement: its refining blocks from the stored sweep (expanded only when
+// its text names refine:, so that status of a big sweep stays quick), their tasks by round, and
+// the thresholds. nullopt for a file of another sweep.
+std::optional<RefinementReport> read_refinement(const store::ResultsReader& reader,
+                                                const std::vector<std::uint64_t>& per_round) {
+  RefinementReport report;
+  report.rounds = per_round.empty() ? 0 : static_cast<int>(per_round.size()) - 1;
+  report.thresholds = read_thresholds(reader);
+  const std::string yaml = reader.attribute("sweep_yaml");
+  if (yaml.find("refine") != std::string::npos) {
+    try {
+      const sweep::Plan plan = sweep::parse_plan(yaml, reader.attribute("sweep_source"));
+      if (!plan.refinements.empty()) {
+        const std::vector<std::int32_t> blocks = reader.blocks();
+        const std::vector<std::int32_t> rounds = reader.rounds();
+        for (const sweep::Refinement& r : plan.refinements) {
+          RefinedBlock& b = report.blocks.emplace_back();
+          b.block = r.block;
+          b.axis = r.axis;
+          b.quantity = r.quantity;
+          const bool crossing = r.spec.criterion == refine::Criterion::crossing;
+          b.criterion = crossing ? "crossing" : "interpolation";
+          b.crossing = crossing ? r.spec.crossing : std::nan("");
+          b.tolerance = r.spec.tolerance;
+          b.curves = r.curves;
+          b.initial_points = r.initial_points;
+          b.max_points = r.spec.max_points;
+          b.budget = r.most_tasks();
+          for (std::size_t id = 0; id < blocks.size(); ++id) {
+            if (blocks[id] != r.block) continue;
+            const auto round =
+                static_cast<std::size_t>(std::max(id < rounds.size() ? rounds[id] : 0, 0));
+            if (round >= b.per_round.size()) b.per_round.resize(round + 1, 0);
+            ++b.per_round[round];
+          }
+        }
+      }
+    } catch (const InputError&) {
+      // A sweep this qsweep does not expand (another version's): the rounds and thresholds only.
+    }
+  }
+  if (report.blocks.empty() && report.rounds == 0 && !report.thresholds) return std::nullopt;
+  return report;
+}
 
 StatusReport read_report(const store::ResultsReader& reader, std::size_t limit) {
   StatusReport report;
@@ -87,6 +222,7 @@ StatusReport read_report(const store::ResultsReader& reader, std::size_t limit) 
     if (r >= report.per_round.size()) report.per_round.resize(r + 1, 0);
     ++report.per_round[r];
   }
+  report.refinement = read_refinement(reader, report.per_round);
   if (report.per_round.size() < 2) report.per_round.clear();  // not refined
   report.writer = store::WriterLock::holder(reader.path());
   // Only while the lock is held: a killed run leaves its last activity file behind.
@@ -146,9 +282,70 @@ nlohmann::ordered_json activity_json(const std::optional<store::Activity>& activ
           {"ranks", ranks}};
 }
 
+// A number, or null for NaN (JSON has no NaN).
+nlohmann::ordered_json number_json(double value) {
+  if (std::isnan(value)) return nullptr;
+  return value;
+}
+
+nlohmann::ordered_json refinement_json(const std::optional<RefinementReport>& refinement,
+                                       std::size_t limit) {
+  if (!refinement) return nullptr;
+  nlohmann::ordered_json out;
+  out["rounds"] = refinement->rounds;
+  nlohmann::ordered_json blocks = nlohmann::ordered_json::array();
+  for (const RefinedBlock& b : refinement->blocks) {
+    blocks.push_back({{"block", b.block},
+                      {"axis", b.axis},
+                      {"quantity", b.quantity},
+                      {"criterion", b.criterion},
+                      {"crossing", number_json(b.crossing)},
+                      {"tolerance", b.tolerance},
+                      {"curves", b.curves},
+                      {"initial_points", b.initial_points},
+                      {"max_points", b.max_points},
+                      {"budget", b.budget},
+                      {"tasks", b.tasks()},
+                      {"tasks_per_round", b.per_round}});
+  }
+  out["blocks"] = blocks;
+  if (!refinement->thresholds) {
+    out["thresholds"] = nullptr;
+    return out;
+  }
+  const std::vector<ThresholdRow>& rows = *refinement->thresholds;
+  std::uint64_t found = 0, converged = 0;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const ThresholdRow& r : rows) {
+    found += r.found ? 1 : 0;
+    converged += r.converged ? 1 : 0;
+    if (list.size() >= limit) continue;
+    list.push_back(
+        {{"block", r.block},
+         {"axis", r.axis},
+         {"quantity", r.quantity},
+         {"crossing", number_json(r.crossing)},
+         {"found", r.found},
+         {"threshold", number_json(r.threshold)},
+         {"bracket", r.found ? nlohmann::ordered_json::array({number_json(r.lo), number_json(r.hi)})
+                             : nlohmann::ordered_json()},
+         {"converged", r.converged},
+         {"state", r.state},
+         {"points", r.points},
+         {"round", r.round},
+         {"note", r.note}});
+  }
+  out["thresholds"] = {{"rows", rows.size()},
+                       {"found", found},
+                       {"converged", converged},
+                       {"not_found", rows.size() - found},
+                       {"list", list}};
+  return out;
+}
+
 // `status --json`: one object, documented in docs/running.md ("status --json") and described
 // by docs/status.schema.json; tests/integration/status_json.sh validates it against the schema.
-void print_json(const store::ResultsReader& reader, const StatusReport& report) {
+void print_json(const store::ResultsReader& reader, const StatusReport& report, std::size_t limit) {
   nlohmann::ordered_json out;
   out["schema"] = "qsweep-status-1";
   out["file"] = reader.path();
@@ -177,6 +374,7 @@ void print_json(const store::ResultsReader& reader, const StatusReport& report) 
   out["unstable"] = problems_json(report.unstable);
   out["warnings"] = problems_json(report.warnings);
   out["warned_tasks"] = report.warned;
+  out["refinement"] = refinement_json(report.refinement, limit);
   out["exit_code"] = report.exit_status;
   std::puts(out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
@@ -207,6 +405,39 @@ void print_activity(const store::Activity& activity) {
   }
 }
 
+// "refine:" lines: each refining block's points against its budget, and the thresholds found.
+void print_refinement(const RefinementReport& refinement, std::size_t limit) {
+  for (const RefinedBlock& b : refinement.blocks) {
+    const std::string what =
+        b.criterion == "crossing"
+            ? fmt::format("{} = {} to {} on {}", b.quantity, b.crossing, b.tolerance, b.axis)
+            : fmt::format("{} over {} to {} relative", b.quantity, b.axis, b.tolerance);
+    fmt::print("refine:   block {}: {}: {} tasks of {} curves (budget {}: max_points {} each)\n",
+               b.block, printable(what), b.tasks(), b.curves, b.budget, b.max_points);
+  }
+  if (!refinement.thresholds) return;
+  const std::vector<ThresholdRow>& rows = *refinement.thresholds;
+  std::size_t found = 0, converged = 0;
+  for (const ThresholdRow& r : rows) {
+    found += r.found ? 1 : 0;
+    converged += r.converged ? 1 : 0;
+  }
+  fmt::print("thresholds: {} found ({} converged), {} curves without a crossing (/thresholds)\n",
+             found, converged, rows.size() - found);
+  for (std::size_t i = 0; i < rows.size() && i < limit; ++i) {
+    const ThresholdRow& r = rows[i];
+    if (r.found) {
+      fmt::print("  block {}: {} = {} at {} = {} in [{}, {}], {} ({} points, round {})\n", r.block,
+                 printable(r.quantity), r.crossing, printable(r.axis), r.threshold, r.lo, r.hi,
+                 printable(r.state), r.points, r.round);
+    } else {
+      fmt::print("  block {}: {} = {} not found: {}\n", r.block, printable(r.quantity), r.crossing,
+                 printable(r.note));
+    }
+  }
+  if (rows.size() > limit) fmt::print("  ...\n");
+}
+
 void print_problems(TaskStatus status, const std::vector<store::TaskProblem>& problems,
                     std::uint64_t count, std::size_t limit) {
   if (count == 0) return;
@@ -226,7 +457,7 @@ int status_command(const StatusArgs& args) {
   }
   const StatusReport report = read_report(reader, args.limit);
   if (args.json) {
-    print_json(reader, report);
+    print_json(reader, report, args.limit);
     return report.exit_status;
   }
   // A root attribute as text a terminal shows as it is (a foreign file's may hold control bytes).
@@ -242,6 +473,7 @@ int status_command(const StatusArgs& args) {
     fmt::print("rounds:   {} refinement rounds after the sweep's own points; tasks per round: {}\n",
                report.per_round.size() - 1, fmt::join(report.per_round, ", "));
   }
+  if (report.refinement) print_refinement(*report.refinement, args.limit);
   fmt::print("created:  {} on {} by qsweep {} (git {}), {} MPI ranks\n", shown("created"),
              shown("hostname"), shown("qsweep_version"), shown("git_commit"), shown("mpi_ranks"));
   fmt::print("command:  {}\n", shown("command_line"));
@@ -464,6 +696,7 @@ int export_command(const ExportArgs& args) {
   if (groups.empty() || (groups.size() == 1 && groups.front() == "all")) {
     groups = reader.method_groups();
     groups.insert(groups.begin(), "tasks");
+    for (std::string& derived : reader.derived_groups()) groups.push_back(std::move(derived));
   }
   if (groups.size() > 1 && args.dir.empty())
     throw InputError("export: " + std::to_string(groups.size()) +
@@ -500,7 +733,8 @@ const CommandRegistration export_registration(41, [](CLI::App& app, int& exit_co
       "results file (HDF5)", export_command);
   command
       ->add_option("--group", args->groups,
-                   fmt::format("{}, tasks, several of them, or all (the default)",
+                   fmt::format("{}, tasks, thresholds (a refinement's, when the file has "
+                               "them), several of them, or all (the default)",
                                fmt::join(enum_names<sweep::Method>(), ", ")))
       ->delimiter(',')
       ->check(non_empty("a group name"));

@@ -128,10 +128,16 @@ Proposal crossing(const Spec& spec, const std::vector<Point>& c) {
     t.noisy = std::abs(f) <= c[i].half_width || std::abs(g) <= c[i + 1].half_width;
     const double x = split_point(t.lo, t.hi, spec.integer_axis);
     if (x == t.lo) t.converged = true;  // nothing left between them
-    if (!t.converged && !t.noisy) candidates.push_back({x, width, t.lo});
+    if (!t.converged && !t.noisy) {
+      t.next = x;
+      candidates.push_back({x, width, t.lo});
+    }
     out.thresholds.push_back(t);
   }
   out.points = within_budget(std::move(candidates), n, spec.max_points, out.budget_exhausted);
+  for (Threshold& t : out.thresholds)
+    t.refining =
+        !std::isnan(t.next) && std::binary_search(out.points.begin(), out.points.end(), t.next);
   return out;
 }
 

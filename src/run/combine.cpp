@@ -303,6 +303,8 @@ std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::
       file.write_finished(rows);
     }
     file.close();
+    // A refining plan's thresholds, from the rows copied (docs/results-layout.md, "/thresholds").
+    write_thresholds(plan, temporary);
   } catch (...) {
     std::remove(temporary.c_str());
     throw;

@@ -79,7 +79,8 @@ class Coordinator {
         outbox_(comm),
         progress_(stderr, options.progress_in_place,
                   options.progress_in_place ? kTerminalRefreshSeconds : options.progress_seconds,
-                  cost_todo_, Progress::Clock::now(), options.progress_early_lines) {
+                  cost_todo_, Progress::Clock::now(), options.progress_early_lines,
+                  options.round >= 0 ? fmt::format("round {}: ", options.round) : "") {
     const double now = store::unix_seconds();
     if (local_ != nullptr) slots_.push_back(Slot{0, {}, now, 0.0});
     for (int rank = 1; rank < comm.size(); ++rank) slots_.push_back(Slot{rank, {}, now, 0.0});

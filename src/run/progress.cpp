@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <utility>
 
 namespace qsweep::run {
 
@@ -51,14 +52,15 @@ bool progress_in_place(const Environment& env) {
 }
 
 Progress::Progress(std::FILE* out, bool terminal, double interval_seconds, double cost_todo,
-                   Clock::time_point start, bool early_lines)
+                   Clock::time_point start, bool early_lines, std::string label)
     : out_(out),
       terminal_(terminal),
       interval_seconds_(interval_seconds),
       cost_todo_(cost_todo),
       start_(start),
       last_print_(start),
-      early_lines_(early_lines && !terminal) {}
+      early_lines_(early_lines && !terminal),
+      label_(std::move(label)) {}
 
 bool Progress::due(Clock::time_point now) const {
   const double since_start = std::chrono::duration<double>(now - start_).count();
@@ -78,7 +80,7 @@ std::string Progress::line(const ProgressCounts& counts, std::uint64_t finished_
   } else if (cost_done > 0.0) {
     eta = elapsed * std::max(cost_todo_ - cost_done, 0.0) / cost_done;
   }
-  return "qsweep: " + format_progress(counts, rate, eta);
+  return "qsweep: " + label_ + format_progress(counts, rate, eta);
 }
 
 void Progress::update(const ProgressCounts& counts, std::uint64_t finished_this_run,

@@ -1,9 +1,12 @@
 #include "qsweep/run/runner.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "coordinator.hpp"
 #include "memory_policy.hpp"
@@ -17,6 +20,7 @@
 #include "qsweep/store/hdf5.hpp"
 #include "qsweep/store/layout.hpp"
 #include "qsweep/store/results_file.hpp"
+#include "qsweep/store/results_reader.hpp"
 #include "qsweep/store/writer_lock.hpp"
 #include "qsweep/sweep/rounds.hpp"
 #include "rounds.hpp"
@@ -118,9 +122,14 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
 
 namespace {
 
+// What rank 0 does after a run that ended with every task finished, before the results file's
+// writer lock is let go: a refining run's next round, or the end of its rounds.
+using AfterRun = std::function<void(const std::string& path, store::WriterLock& lock)>;
+
 // Runs `plan` into its results file once (the whole of a run without refinement rounds).
 RunResult run_once(const Comm& world, const sweep::Plan& plan, const RunOptions& options,
-                   const TaskFunction& run_task, const SpanningTaskFunction& run_spanning) {
+                   const TaskFunction& run_task, const SpanningTaskFunction& run_spanning,
+                   const AfterRun& after = {}) {
   // The run's own communicator (MPI_ERRORS_RETURN): its messages never meet anyone else's.
   const Comm comm = world.duplicate();
   const SignalWatch signals;
@@ -185,9 +194,10 @@ RunResult run_once(const Comm& world, const sweep::Plan& plan, const RunOptions&
     }
   }
   const std::uint64_t part = start.counts.total;  // rank 0's
+  RunResult result;
   try {
-    RunResult result = run_file(comm, plan, layout, path, options, std::move(start),
-                                std::move(nodes), signals, run_task, run_spanning);
+    result = run_file(comm, plan, layout, path, options, std::move(start), std::move(nodes),
+                      signals, run_task, run_spanning);
     if (comm.rank() == 0 && result.exit_code == exit_code::ok && part < plan.tasks.size()) {
       std::fprintf(stderr,
                    "qsweep: the part is finished; the plan's other %llu tasks are not in it "
@@ -195,12 +205,14 @@ RunResult run_once(const Comm& world, const sweep::Plan& plan, const RunOptions&
                    "what is left, qsweep merge joins the files of parts)\n",
                    static_cast<unsigned long long>(plan.tasks.size() - part));
     }
-    return result;
   } catch (const std::exception& e) {
     // Rows are written whole and sealed last, so the file is consistent whatever failed.
     throw Error(e.what() + store::full_disk_note(path) + " (" + path +
                 " is consistent: continue it with --resume once the cause is fixed)");
   }
+  // The file is closed on every rank; rank 0 still holds its writer lock.
+  if (after && result.exit_code == exit_code::ok) agree_on_rank0(comm, [&] { after(path, *lock); });
+  return result;
 }
 
 // Rank 0 decides, every rank gets the points of `decide` (text: sweep::points_text, an empty
@@ -225,6 +237,35 @@ std::vector<std::vector<sweep::NewPoint>> agree_on_rounds(
   return rounds;
 }
 
+// Rank 0, on --resume of a refining sweep: the file at `path` must hold no finished row that the
+// rounds of `replayed` (its rounds from the file's rows) leave out. An edited refine: key or
+// refining block decides its rounds anew, and they need not hold the points of the old ones:
+// InputError saying what to do instead.
+void check_refined_kept(const sweep::Plan& replayed, const std::string& path,
+                        const RunOptions& options) {
+  const store::ResultsReader reader(path);
+  if (reader.attribute("plan_hash") == replayed.hash) return;
+  const std::vector<std::string> keys = reader.keys();
+  const std::vector<TaskStatus> statuses = reader.statuses();
+  if (keys.empty()) return;  // a file without keys: growing it says what is wrong
+  const std::vector<std::string> planned = task_keys(replayed);
+  const std::unordered_set<std::string> kept(planned.begin(), planned.end());
+  for (std::uint64_t id = 0; id < keys.size(); ++id) {
+    if ((statuses[id] != TaskStatus::done && statuses[id] != TaskStatus::unstable) ||
+        kept.contains(keys[id]))
+      continue;
+    const std::string given = options.output.empty() ? path : options.output;
+    throw InputError(fmt::format(
+        "{}: refine: {} holds refined points that the rounds of {} do not reach (task {}, key {}, "
+        "among {} tasks): an edited refine: key or refining block decides its rounds anew from "
+        "the rows, and --resume keeps every finished row; run the sweep into another file and "
+        "take the rows of this one, which are then copied instead of computed: qsweep run {} -o "
+        "NEW.h5 --reuse {}",
+        replayed.refinements.front().where, path, replayed.source, id, keys[id], keys.size(),
+        replayed.source, given));
+  }
+}
+
 // Rank 0: the results file of the run (as run_once finds it), "" if it does not exist.
 std::string existing_output(const sweep::Plan& plan, const RunOptions& options) {
   const std::string path = store::real_results_path(output_path(plan, options));
@@ -240,10 +281,16 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
   // task of a round is finished, the points refine::propose gives from the file's rows are the
   // next round's tasks, and the file grows to them (as a grown sweep) until none is proposed.
   // Rank 0 decides each round from the rows alone and sends it: every rank holds the same plan.
-  if (options.shard.count > 0 || !options.select.empty() || !options.reuse.empty()) {
-    throw AgreedInputError(plan.refinements.front().where +
-                           ": refine: runs its rounds on the whole plan; expected no --shard, "
-                           "--select or --reuse with a refining sweep");
+  if (options.shard.count > 0 || !options.select.empty()) {
+    throw AgreedInputError(
+        plan.refinements.front().where +
+        ": refine: each round is decided from the rows of every "
+        "curve, so a refining sweep runs whole: run it without " +
+        std::string(options.shard.count > 0 ? "--shard" : "--select") +
+        " (on more ranks; --resume continues it round by round). To run part of a study apart, "
+        "put the refining blocks in a sweep of their own (the same seed): a run of the "
+        "whole study then takes its rows with --reuse FILE instead of computing them "
+        "(docs/running.md, \"Refinement rounds\")");
   }
   sweep::Plan current = plan;
   sweep::Rounds rounds(current);
@@ -257,6 +304,7 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
              sweep::Plan replayed = current;
              sweep::Rounds replay(replayed);
              replay_rounds(replayed, replay, path, &added);
+             check_refined_kept(replayed, path, options);
            }
            return added;
          }))
@@ -267,13 +315,20 @@ RunResult run_plan(const Comm& world, const sweep::Plan& plan, const RunOptions&
       std::fprintf(stderr, "qsweep: refinement round %d: %llu tasks\n", rounds.round(),
                    static_cast<unsigned long long>(current.tasks.size()));
     }
-    RunResult result = run_once(world, current, each, run_task, run_spanning);
-    if (result.exit_code != exit_code::ok) return result;
-    const auto next = agree_on_rounds(world, [&] {
-      const auto points = propose_from_file(rounds, current, existing_output(current, options));
+    each.round = rounds.round();
+    // Rank 0, with the file's lock held: the next round's points from the rows; when there are
+    // none, the thresholds of the last rows are stored (/thresholds, rounds.hpp).
+    std::vector<sweep::NewPoint> decided;
+    const auto after = [&](const std::string& path, store::WriterLock& lock) {
+      const auto points = propose_from_file(rounds, current, path);
       if (!points) throw Error("a round ended with tasks not finished");  // run_once said ok
-      return std::vector<std::vector<sweep::NewPoint>>{*points};
-    });
+      decided = *points;
+      if (decided.empty()) seal_thresholds(rounds, current, path, lock);
+    };
+    RunResult result = run_once(world, current, each, run_task, run_spanning, after);
+    if (result.exit_code != exit_code::ok) return result;
+    const auto next =
+        agree_on_rounds(world, [&] { return std::vector<std::vector<sweep::NewPoint>>{decided}; });
     if (next.front().empty()) return result;
     rounds.add(current, next.front());
     each.resume = true;  // the file grows to the next round

@@ -116,7 +116,7 @@ void TableDatasets::create(hid_t parent, const std::string& description,
   group = create_group(parent, name, table_path);
   write_string_attribute(group.get(), "description", description);
   const hid_t g = group.get();
-  task_dimension = create_dimension(g, "task", rows, table_path + "/task");
+  task_dimension = create_dimension(g, row_dimension, rows, table_path + "/" + row_dimension);
   for (const ColumnLayout& column : layout) {
     const ColumnSpec& spec = column.spec;
     const std::string path = table_path + "/" + spec.name;

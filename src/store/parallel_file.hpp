@@ -44,7 +44,8 @@ struct ColumnDatasets {
 
 // The open datasets of one table (/tasks or a group), one per column of its layout.
 struct TableDatasets {
-  std::string name;  // "tasks", "exact", ...
+  std::string name;                    // "tasks", "exact", ...
+  std::string row_dimension = "task";  // the name of the rows' dimension
   H5Id group;
   std::vector<ColumnDatasets> columns;
   H5Id task_dimension;

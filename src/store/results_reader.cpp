@@ -8,6 +8,7 @@
 #include <set>
 
 #include "qsweep/common/printable.hpp"
+#include "qsweep/store/derived_table.hpp"
 #include "qsweep/store/layout.hpp"
 #include "table_reader.hpp"
 
@@ -224,6 +225,23 @@ std::vector<std::int32_t> ResultsReader::rounds() const {
   });
 }
 
+std::vector<std::int32_t> ResultsReader::blocks() const {
+  return file_->reading([&]() -> std::vector<std::int32_t> {
+    const H5Id dataset = open_dataset(file_->get(), "/tasks/block");
+    return read_values<std::int32_t>(dataset.get(), "/tasks/block", H5T_NATIVE_INT32,
+                                     all_rows(dataset.get(), "/tasks/block"));
+  });
+}
+
+std::vector<std::string> ResultsReader::keys() const {
+  return file_->reading([&]() -> std::vector<std::string> {
+    if (check(H5Lexists(file_->get(), "/tasks/key", H5P_DEFAULT), "H5Lexists", "/tasks/key") <= 0)
+      return {};
+    const H5Id dataset = open_dataset(file_->get(), "/tasks/key");
+    return read_text(dataset.get(), "/tasks/key", all_rows(dataset.get(), "/tasks/key"));
+  });
+}
+
 std::vector<std::string> ResultsReader::methods() const {
   return file_->reading([&]() -> std::vector<std::string> {
     const H5Id dataset = open_dataset(file_->get(), "/tasks/method");
@@ -282,7 +300,21 @@ std::vector<TaskProblem> ResultsReader::warnings(std::size_t limit, std::uint64_
 }
 
 std::vector<std::string> ResultsReader::method_groups() const {
-  return file_->reading([&]() -> std::vector<std::string> {
+  std::vector<std::string> names;
+  for (auto& [name, derived] : groups())
+    if (!derived) names.push_back(std::move(name));
+  return names;
+}
+
+std::vector<std::string> ResultsReader::derived_groups() const {
+  std::vector<std::string> names;
+  for (auto& [name, derived] : groups())
+    if (derived) names.push_back(std::move(name));
+  return names;
+}
+
+std::vector<std::pair<std::string, bool>> ResultsReader::groups() const {
+  return file_->reading([&]() -> std::vector<std::pair<std::string, bool>> {
     // Files made since the root tracks creation order list the groups in the schema's order;
     // older ones by name.
     const H5Id root(H5Gopen2(file_->get(), "/", H5P_DEFAULT), H5Gclose, "H5Gopen2", "/");
@@ -295,9 +327,13 @@ std::vector<std::string> ResultsReader::method_groups() const {
     hsize_t at = 0;
     check(H5Literate(file_->get(), index, H5_ITER_INC, &at, collect_link_name, &names),
           "H5Literate", "/");
-    std::vector<std::string> groups;
+    std::vector<std::pair<std::string, bool>> groups;
     for (std::string& name : names) {
-      if (name != "tasks") groups.push_back(std::move(name));  // every other member is a group
+      if (name == "tasks") continue;  // every other member is a group
+      const H5Id group(H5Gopen2(file_->get(), name.c_str(), H5P_DEFAULT), H5Gclose, "H5Gopen2",
+                       "/" + name);
+      const bool derived = has_attribute(group.get(), kDerivedAttribute);
+      groups.emplace_back(std::move(name), derived);
     }
     return groups;
   });
@@ -307,8 +343,8 @@ std::vector<TableColumn> ResultsReader::read_table(const std::string& group,
                                                    std::uint64_t first_row,
                                                    std::uint64_t max_rows) const {
   return file_->reading([&]() -> std::vector<TableColumn> {
-    std::vector<std::string> known = method_groups();
-    known.insert(known.begin(), "tasks");
+    std::vector<std::string> known{"tasks"};
+    for (auto& [name, derived] : groups()) known.push_back(std::move(name));
     if (std::find(known.begin(), known.end(), group) == known.end()) {
       std::string list;
       for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -32,7 +36,63 @@ std::optional<std::vector<NewPoint>> Rounds::propose(const PointValue& value) co
       if (!point) return std::nullopt;
       points.push_back(*point);
     }
-    for (const double x : refine::propose(curve.spec, points).points) out.push_back({c, x});
+    for (const double x : refine::propose(curve.spec, points).points)
+      if (!holds(curve, x)) out.push_back({c, x});
+  }
+  return out;
+}
+
+bool Rounds::holds(const Curve& curve, double x) {
+  return std::any_of(curve.tasks.begin(), curve.tasks.end(),
+                     [x](const auto& point) { return point.first == x; });
+}
+
+std::vector<CurveCrossings> Rounds::crossings(
+    const PointValue& value, const std::function<int(std::uint64_t id)>& round_of) const {
+  std::vector<CurveCrossings> out;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t c = 0; c < curves_.size(); ++c) {
+    const Curve& curve = curves_[c];
+    if (curve.spec.criterion != refine::Criterion::crossing) continue;
+    CurveCrossings& state = out.emplace_back();
+    state.refinement = curve.refinement;
+    state.curve = c;
+    state.x_min = state.x_max = state.y_min = state.y_max = nan;
+    std::vector<refine::Point> points;
+    std::map<double, std::uint64_t> task_at;  // the first task of each x
+    std::vector<double> no_value;             // finished without a value
+    for (const auto& [x, id] : curve.tasks) {
+      state.tasks.push_back(id);
+      task_at.emplace(x, id);
+      const std::optional<refine::Point> point = value(curve.refinement, id, x);
+      if (!point) continue;  // not finished yet
+      if (std::isnan(point->y)) {
+        no_value.push_back(x);
+        continue;
+      }
+      points.push_back(*point);
+    }
+    const std::vector<refine::Point> sorted = refine::curve(points);
+    state.points = sorted.size();
+    for (const refine::Point& p : sorted) {
+      state.round = std::max(state.round, round_of(task_at.at(p.x)));
+      state.x_min = std::isnan(state.x_min) ? p.x : std::min(state.x_min, p.x);
+      state.x_max = std::isnan(state.x_max) ? p.x : std::max(state.x_max, p.x);
+      state.y_min = std::isnan(state.y_min) ? p.y : std::min(state.y_min, p.y);
+      state.y_max = std::isnan(state.y_max) ? p.y : std::max(state.y_max, p.y);
+    }
+    const refine::Proposal proposal = refine::propose(curve.spec, sorted);
+    state.budget_exhausted = proposal.budget_exhausted || sorted.size() >= curve.spec.max_points;
+    for (const refine::Threshold& t : proposal.thresholds) {
+      CurveThreshold& threshold = state.thresholds.emplace_back();
+      threshold.bracket = t;
+      threshold.task_lo = task_at.at(t.lo);
+      threshold.task_hi = task_at.at(t.hi);
+      if (t.refining && std::find(no_value.begin(), no_value.end(), t.next) != no_value.end()) {
+        threshold.bracket.refining = false;
+        threshold.stalled = true;
+      }
+    }
   }
   return out;
 }

@@ -139,6 +139,9 @@ not_run docs/building.md "find_package(qsweep" "CMake of another project: tests/
 not_run docs/running.md "qsweep: results/my-study.h5 grown from 6 to 10 tasks" "needs a grown file: tests/integration/run_grow.sh checks this message"
 not_run docs/running.md "qsweep: removed results/my-study.h5.combined" "needs a killed growth: tests/integration/run_grow.sh and run_merge.sh check this message"
 not_run docs/running.md "writing:  host node17" "needs a run holding the file: tests/integration/status_json.sh checks these lines"
+not_run docs/running.md "qsweep: thresholds: 4 found (3 converged)" "the end of a refining run with four kinds of thresholds: tests/integration/run_thresholds.sh checks these lines"
+not_run docs/running.md "rounds:   20 refinement rounds" "status of a refining run with four kinds of thresholds: tests/integration/run_thresholds.sh checks these lines"
+not_run docs/running.md "qsweep: error: study.yaml:8:5: refine: study.h5 holds refined points" "needs a refined file and an edited sweep: tests/integration/run_refine_edit.sh checks this message"
 not_run docs/cluster.md "cd /path/to/qsweep" "sbatch on a SLURM cluster: tests/integration/slurm_*.sh"
 not_run docs/cluster.md "bash jobs/sweep-array.sh sweeps/my-study.yaml" "sbatch on a SLURM cluster: tests/integration/slurm_array.sh"
 not_run docs/cluster.md "module load gcc openmpi" "environment modules and a build on a cluster"
@@ -197,6 +200,18 @@ not_run docs/figures.md "build/qsweep plan sweeps/large-jsq-fig2.yaml" "sbatch a
 # The loader example reads the Fig. 4 file.
 mpirun -n 2 --oversubscribe build/qsweep run sweeps/paper-redundancy-fig4-occupancy.yaml --quiet
 run_python docs/figures.md "import sys; sys.path.insert(0, \"python\")"
+# The thresholds example reads a refined file with a crossing.
+cat >threshold.yaml <<'YAML'
+name: threshold
+blocks:
+  - method: meanfield
+    policy: power_of_d
+    policy_d: 2
+    lambda: {linspace: [0.5, 0.99, 5]}
+    refine: {axis: lambda, quantity: ET, crossing: 5.0, tolerance: 1e-4}
+YAML
+build/qsweep run threshold.yaml -o results/threshold.h5 --quiet
+run_python docs/figures.md "/from qsweep_results import load_thresholds/"
 # Installing python/ into a virtual environment: pip builds in the tree, so in a fresh copy, and
 # with a scratch HOME (for a venv or pip's cache there).
 if "${EXTRACT[@]}" text docs/figures.md /venv/ >/dev/null 2>&1; then
@@ -263,6 +278,12 @@ blocks:
   - {method: simulate, family: ring, N: 4, lambda: 0.5, horizon: 100, replications: 2}
   - {method: ldp, policy: jsq, n: 4, j: 2, T: 1, lambda: 0.5, estimator: exact}
   - {method: meanfield, lambda: 0.5}
+  # A refinement with a crossing: the file has /thresholds too, after the method groups.
+  - method: meanfield
+    policy: power_of_d
+    policy_d: 2
+    lambda: [0.6, 0.99]
+    refine: {axis: lambda, quantity: ET, crossing: 5.0, tolerance: 0.01}
 YAML
 build/qsweep run every-method.yaml -o every-method.h5 --quiet
 "$PYTHON" - "$BLOCK" every-method.h5 <<'PY' || fail "docs/results-layout.md: the diagram's groups are not the file's"
@@ -276,6 +297,8 @@ PY
 echo "ok (docs/results-layout.md): the diagram's groups"
 run_python docs/results-layout.md "import xarray"
 run_python docs/results-layout.md "import h5py"
+cp every-method.h5 results/threshold.h5
+run_python docs/results-layout.md "from h5py import File"
 
 # ---------------------------------------------------------------------------------------------
 # docs/running.md

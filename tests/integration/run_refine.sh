@@ -3,7 +3,8 @@
 # - the same refining sweep on 1 rank and on 3 ranks gives identical files (every dataset but the
 #   timings, key by key and row by row), several rounds deep, each row's round recorded;
 # - killed (kill -9 of the whole job) while a task of a later round runs, and resumed, it ends
-#   with the rows of the uninterrupted run; the kill is an event (a held task has started);
+#   with the rows of the uninterrupted run (its /thresholds too); the kill is an event (a held
+#   task has started);
 # - the acceptance of the issue: ring N = 6, E[T] over lambda in [0.05, 0.995] to 0.5%: the
 #   refined curve interpolates 1000 exact values within 0.5%, and a uniform grid of ten times
 #   its points (less one) does not.
@@ -38,6 +39,11 @@ with h5py.File(sys.argv[1], "r") as f:
     lam, et = lam[order], et[order]
     i = np.flatnonzero((et[:-1] < 5) & (et[1:] >= 5))
     assert len(i) == 1 and lam[i[0] + 1] - lam[i[0]] <= 1e-4, (lam, et)
+    # /thresholds stores it: that bracket, converged, the exact blocks (no crossing) without rows.
+    g = f["thresholds"]
+    assert list(g["block"][()]) == [1] and g["converged"][0] == 1 and g["found"][0] == 1
+    assert (g["bracket_lo"][0], g["bracket_hi"][0]) == (lam[i[0]], lam[i[0] + 1])
+    assert g["bracket_lo"][0] <= g["threshold"][0] <= g["bracket_hi"][0]
     print(f"{len(rnd)} tasks in rounds 0..{rnd.max()}, threshold bracket "
           f"[{lam[i[0]]:.6f}, {lam[i[0] + 1]:.6f}]")
 PY

@@ -268,6 +268,41 @@ TEST(Refine, ProposalIsAFunctionOfThePointSet) {
   EXPECT_TRUE(std::is_sorted(pa.points.begin(), pa.points.end()));
 }
 
+// Each bracket says the point that would split it and whether the proposal holds it: a budget
+// that leaves the narrower of two brackets out says so (refining false), as /thresholds shows.
+TEST(Refine, BracketsSayWhetherTheProposalSplitsThem) {
+  Spec spec;
+  spec.criterion = Criterion::crossing;
+  spec.crossing = 0.0;
+  spec.tolerance = 1e-6;
+  spec.max_points = 4;
+  // sin crosses 0 near pi in [2, 4] (2 wide) and near 2 pi in [6, 6.5] (0.5 wide).
+  const auto f = [](double x) { return std::sin(x); };
+  std::vector<Point> pts;
+  for (const double x : {2.0, 4.0, 6.0, 6.5}) pts.push_back({x, f(x), 0.0});
+  Proposal p = propose(spec, pts);
+  ASSERT_EQ(p.thresholds.size(), 2u);
+  EXPECT_TRUE(p.points.empty());  // 4 points: the budget is spent
+  EXPECT_TRUE(p.budget_exhausted);
+  for (const Threshold& t : p.thresholds) {
+    EXPECT_FALSE(t.converged);
+    EXPECT_FALSE(t.refining);
+    EXPECT_EQ(t.next, t.lo + (t.hi - t.lo) / 2);
+  }
+  spec.max_points = 5;  // room for one: the wider bracket
+  p = propose(spec, pts);
+  ASSERT_EQ(p.points, std::vector<double>{3.0});
+  EXPECT_TRUE(p.thresholds[0].refining);
+  EXPECT_FALSE(p.thresholds[1].refining);
+  // Converged and noisy brackets have no next point.
+  spec.tolerance = 10.0;
+  p = propose(spec, pts);
+  for (const Threshold& t : p.thresholds) {
+    EXPECT_TRUE(t.converged);
+    EXPECT_TRUE(std::isnan(t.next));
+  }
+}
+
 TEST(Refine, ExactPointOnTheCrossingIsAConvergedThreshold) {
   Spec spec;
   spec.criterion = Criterion::crossing;

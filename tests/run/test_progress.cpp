@@ -74,6 +74,22 @@ TEST(Progress, PlainLinesOnlyAfterTheInterval) {
             "qsweep: 10/10 tasks (100.0%), 0 failed, 0.161 tasks/s, ETA 0s\n");
 }
 
+// A refinement round's run names its round in every line (RunOptions::round).
+TEST(Progress, LinesOfARefinementRoundNameIt) {
+  Capture out;
+  const auto start = Progress::Clock::now();
+  Progress progress(out.file(), false, 60.0, 100.0, start, false, "round 2: ");
+  ProgressCounts counts{10, 4, 0, 0};
+  progress.update(counts, 4, 40.0, start + 60s);
+  progress.message("qsweep: a message keeps its own text");
+  counts.done = 10;
+  progress.finish(counts, 10, 100.0, start + 62s);
+  EXPECT_EQ(out.text(),
+            "qsweep: round 2: 4/10 tasks (40.0%), 0 failed, 0.0667 tasks/s, ETA 1m30s\n"
+            "qsweep: a message keeps its own text\n"
+            "qsweep: round 2: 10/10 tasks (100.0%), 0 failed, 0.161 tasks/s, ETA 0s\n");
+}
+
 TEST(RunningCredit, FractionOfTheExpectedTimeUpToTheCap) {
   EXPECT_DOUBLE_EQ(running_credit(50.0, 10.0, 1.0), 10.0);   // 10 s of an expected 50 s
   EXPECT_DOUBLE_EQ(running_credit(50.0, 25.0, 2.0), 12.5);   // 25 of 100 s

@@ -27,6 +27,7 @@
 // are split first, ties by position. Points whose value is NaN (a failed or unstable task) are
 // left out of the curve.
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,6 +68,10 @@ struct Threshold {
   double y_lo = 0.0, y_hi = 0.0;
   bool converged = false;  // hi - lo <= tolerance (integers: hi - lo <= 1), or a point on c
   bool noisy = false;      // stopped because an end is within its half-width of c
+  // Not converged: the point that splits the bracket (NaN for a converged or noisy one), and
+  // whether the proposal holds it (false when the budget left it out).
+  double next = std::numeric_limits<double>::quiet_NaN();
+  bool refining = false;
 };
 
 // The state of one curve after its finished points: what the next round computes, and why.

@@ -89,8 +89,9 @@ class CombineStopped : public std::runtime_error {
 // `path`, which holds the new file too. A row taken from a source with `reused_from` gets that text
 // in /tasks/reused_from; other rows keep theirs. The new file's provenance is `now`, and its
 // history continues the histories of the sources of its study (those without `reused_from`).
-// Returns how many rows were copied from each source (in the order of `sources`; a row held by
-// several counts for the first).
+// A plan that refines to a crossing gets its /thresholds from the rows copied, as they stand
+// (rounds.hpp, write_thresholds). Returns how many rows were copied from each source (in the
+// order of `sources`; a row held by several counts for the first).
 std::vector<std::uint64_t> write_combined(const std::string& path, const sweep::Plan& plan,
                                           const std::vector<std::string>& keys,
                                           const std::vector<const ResultsSource*>& sources,

@@ -52,8 +52,9 @@ class Progress {
   // by the cost still to do over the cost done (so big-first scheduling does not skew it).
   // `early_lines`: plain lines also at kEarlyLineSeconds after the start (the default interval;
   // an interval the user chose is kept as it is).
+  // `label` begins every progress line after "qsweep: " ("round 2: " in a refinement round).
   Progress(std::FILE* out, bool terminal, double interval_seconds, double cost_todo,
-           Clock::time_point start, bool early_lines = false);
+           Clock::time_point start, bool early_lines = false, std::string label = "");
 
   // Prints when the interval has passed since the last line.
   void update(const ProgressCounts& counts, std::uint64_t finished_this_run, double cost_done,
@@ -75,6 +76,7 @@ class Progress {
   Clock::time_point start_;
   Clock::time_point last_print_;
   bool early_lines_;
+  std::string label_;
   std::size_t early_printed_ = 0;  // early lines printed so far
   bool line_open_ = false;         // terminal: an unterminated line is on screen
 };

@@ -43,6 +43,9 @@ struct RunOptions {
   // Results files of other studies whose finished rows are copied to the tasks of the same key
   // instead of being computed (docs/running.md, "Reusing another study's results").
   std::vector<std::string> reuse;
+  // The refinement round this run computes (docs/running.md, "Refinement rounds"), which its
+  // progress lines name ("qsweep: round 2: 31/40 tasks ..."); -1: a sweep without refine:.
+  int round = -1;
 };
 
 struct RunResult {

@@ -62,15 +62,22 @@ class ResultsReader {
   // version 4 or older, which has none.
   std::vector<std::int32_t> rounds() const;
   std::vector<std::string> methods() const;  // per task
+  std::vector<std::int32_t> blocks() const;  // per task: /tasks/block
+  // /tasks/key per task; empty for a file of format version 2, which has none.
+  std::vector<std::string> keys() const;
   // Tasks with the given status in task order, at most `limit` of them.
   std::vector<TaskProblem> problems(TaskStatus status, std::size_t limit) const;
   // Tasks with a warning (their `error` is the warning), at most `limit` of them, and how many
   // there are in all (`count`). None in files of format version 1.
   std::vector<TaskProblem> warnings(std::size_t limit, std::uint64_t& count) const;
 
-  // Method groups present ("exact", "simulate", "ldp").
+  // Method groups present ("exact", "simulate", "ldp"), in the file's order.
   std::vector<std::string> method_groups() const;
-  // The 1-D datasets of a group ("tasks" or a method group), in schema order: parameters and
+  // Derived tables present ("thresholds"; derived_table.hpp), in the file's order: none in files
+  // of format version 5 and older but for refining sweeps with a crossing.
+  std::vector<std::string> derived_groups() const;
+  // The 1-D datasets of a group ("tasks", a method group or a derived table), in schema order:
+  // parameters and
   // scalar results. Distributions ([rows, width]) and ragged columns are left out. Method groups
   // get a `status` column (from /tasks) after task_id. Throws InputError for an unknown group.
   // Rows [first_row, first_row + max_rows) only (fewer at the end, none past it): a big group is
@@ -80,6 +87,8 @@ class ResultsReader {
       std::uint64_t max_rows = std::numeric_limits<std::uint64_t>::max()) const;
 
  private:
+  // Every group but /tasks in the file's order, each with whether it is a derived table.
+  std::vector<std::pair<std::string, bool>> groups() const;
   std::string path_;
   std::unique_ptr<const detail::FileCheck> file_;
   std::uint64_t task_count_ = 0;

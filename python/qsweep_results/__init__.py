@@ -6,7 +6,7 @@ optional (Table.to_dataframe). docs/figures.md describes the figures and the wal
 
 from . import jsq_fig2, random_regular, redundancy_fig2, redundancy_fig3, redundancy_fig4, redundancy_sec6
 from .loader import (STATUS_NAMES, Table, group_names, load_group, load_tasks, paired_difference,
-                     read_attributes)
+                     read_attributes, sojourn_quantile, sojourn_tail)
 from .plotting import Drawing, Grid, Series, save
 
 # Figure modules by name (make_figures.py --figure NAME).

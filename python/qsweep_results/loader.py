@@ -101,6 +101,10 @@ def load_group(path, group, statuses=("done",)):
         columns = _read_columns(f[group])
     if group == "simulate":
         columns = _simulate_columns_of_version_6(columns)
+    elif group == "meanfield" and "T_quantile" not in columns:
+        # Files before format version 6: no levels or times asked for, no values.
+        none = np.empty((len(columns["task_id"]), 0))
+        columns.update(quantiles=none, tail_times=none, T_quantile=none, T_tail=none)
     tasks = load_tasks(path)
     ids = columns["task_id"]
     # The task's status, error and warning right after task_id, as `qsweep export` has the status
@@ -169,7 +173,7 @@ def _level_column(table, levels, values, level):
     """Per row, the value of the 2-D column `values` where the row's `levels` equal `level`
     (within 1e-12 relative), NaN where the row has no such level."""
     out = np.full(table.rows, np.nan)
-    if values not in table:
+    if values not in table:  # no half-widths (a meanfield table)
         return out
     levels = np.asarray(table[levels], dtype=float)
     data = np.asarray(table[values], dtype=float)
@@ -185,14 +189,16 @@ def sojourn_quantile(table, level):
     """The simulate rows' sojourn-time quantile at `level` and its 95% half-width: two arrays,
     NaN in rows whose `quantiles` do not list the level (docs/sim.md, "Sojourn-time
     distribution"). Works on files of every version (T_p50, T_p90, T_p99 of older files are the
-    levels 0.5, 0.9, 0.99)."""
+    levels 0.5, 0.9, 0.99).
+
+    A meanfield table (docs/meanfield.md) works too: its half-widths are NaN (it has none)."""
     return (_level_column(table, "quantiles", "T_quantile", level),
             _level_column(table, "quantiles", "T_quantile_hw", level))
 
 
 def sojourn_tail(table, time):
     """The simulate rows' P(T > time) and its 95% half-width: two arrays, NaN in rows whose
-    `tail_times` do not list the time."""
+    `tail_times` do not list the time (a meanfield table too, as in sojourn_quantile)."""
     return (_level_column(table, "tail_times", "T_tail", time),
             _level_column(table, "tail_times", "T_tail_hw", time))
 

@@ -42,13 +42,16 @@ bool column_since_5(sweep::Method method, const std::string& name) {
 }
 
 // Columns that files before format version 6 do not have: the sojourn-time distribution at any
-// levels and times of /simulate and its transient mode (docs/sim.md).
+// levels and times of /simulate and /meanfield, and simulate's transient mode (docs/sim.md,
+// docs/meanfield.md).
 bool column_since_6(sweep::Method method, const std::string& name) {
   if (method == sweep::Method::simulate)
     return name == "quantiles" || name == "tail_times" || name == "observe_times" ||
            name == "T_quantile" || name == "T_quantile_hw" || name == "T_tail" ||
            name == "T_tail_hw" || name == "EQ_t" || name == "EQ_t_hw" || name == "occupancy_t" ||
            name == "occupancy_t_hw";
+  if (method == sweep::Method::meanfield)
+    return name == "quantiles" || name == "tail_times" || name == "T_quantile" || name == "T_tail";
   return false;
 }
 

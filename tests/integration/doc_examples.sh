@@ -246,6 +246,7 @@ echo "ok (docs/sweep-format.md): the refine example validates, 10 initial tasks"
 fresh meanfield
 run_commands docs/meanfield.md "/--policy jsq --lambda 0.9 --horizon 20/"
 run_commands docs/meanfield.md "/--order 1 --N 100/"
+run_commands docs/meanfield.md "/--quantiles/"
 not_run docs/meanfield.md "dx_i/dt = lambda" "a formula"
 not_run docs/meanfield.md "f_k(x) = lambda" "a formula (tests/meanfield/refined_test.cpp checks it)"
 not_run docs/meanfield.md "V = -A^{-1} (b + g(pi))" "a formula (tests/meanfield/refined_test.cpp checks it)"

@@ -7,6 +7,7 @@
 #include <array>
 #include <boost/serialization/vector.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "qsweep/common/enum_names.hpp"
@@ -57,6 +58,10 @@ struct Options {
   // adds the 1/N term of E[X^N] for N servers (power_of_d and random only; N >= policy_d).
   int order = 0;
   std::int64_t N = 0;  // servers; 0 (none) with order 0
+  // The limit's sojourn-time law (docs/meanfield.md, "Sojourn-time distribution"): quantiles at
+  // these levels (increasing, in (0, 1)) and P(T > t) at these times (increasing, > 0).
+  std::vector<double> quantiles;
+  std::vector<double> tail_times;
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
@@ -69,6 +74,14 @@ struct Options {
         initial_counts & dt;
     constexpr bool boost_archive = requires { typename Archive::is_loading; };
     if (boost_archive || order != 0 || N != 0) ar & order & N;
+    // The sojourn-time law's levels and times (added later still), each after its name in the
+    // canonical text: two lists of the same type must not give the same text.
+    if constexpr (boost_archive) {
+      ar & quantiles & tail_times;
+    } else {
+      if (!quantiles.empty()) ar & std::string("quantiles") & quantiles;
+      if (!tail_times.empty()) ar & std::string("tail_times") & tail_times;
+    }
     // clang-format on
   }
 };
@@ -90,13 +103,15 @@ struct Result {
   std::vector<double> occupancy_N;  // x_i + V_i / N, i = 1..K
   double EQ_N = 0.0;                // EQ + EQ_V / N
   double ET_N = 0.0;                // EQ_N / lambda (Little)
+  // The limit's sojourn time T: quantiles at options.quantiles, P(T > t) at options.tail_times.
+  std::vector<double> T_quantile, T_tail;
 
   friend bool operator==(const Result&, const Result&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
     ar & EQ & ET & occupancy & tail & times & trajectory & trajectory_tail & V & EQ_V &
-        occupancy_N & EQ_N & ET_N;
+        occupancy_N & EQ_N & ET_N & T_quantile & T_tail;
     // clang-format on
   }
 };

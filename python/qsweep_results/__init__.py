@@ -7,7 +7,8 @@ optional (Table.to_dataframe). docs/figures.md describes the figures and the wal
 from . import jsq_fig2, random_regular, redundancy_fig2, redundancy_fig3, redundancy_fig4, redundancy_sec6
 from .dataset import load_dataset
 from .loader import (FORMAT_VERSION, STATUS_NAMES, Table, group_names, load_group, load_tasks,
-                     load_thresholds, paired_difference, read_attributes)
+                     load_thresholds, paired_difference, read_attributes, sojourn_quantile,
+                     sojourn_tail)
 from .plotting import Drawing, Grid, Series, save
 
 # Figure modules by name (make_figures.py --figure NAME).
@@ -48,4 +49,4 @@ def figure_for(path, figure=None):
 
 __all__ = ["FIGURES", "FORMAT_VERSION", "SWEEPS", "STATUS_NAMES", "Drawing", "Grid", "Series", "Table",
            "figure_for", "group_names", "load_dataset", "load_group", "load_tasks", "load_thresholds",
-           "paired_difference", "read_attributes", "save"]
+           "paired_difference", "read_attributes", "save", "sojourn_quantile", "sojourn_tail"]

@@ -219,6 +219,12 @@ def load_group(path, group, statuses=("done",)):
         columns = _read_columns(f[group])
         attributes = _column_attributes(f[group], list(columns), version)
     columns, attributes = _current_names(group, version, columns, attributes)
+    if group == "simulate":
+        columns = _simulate_columns_of_version_6(columns)
+    elif group == "meanfield" and "T_quantile" not in columns:
+        # Files before format version 6: no levels or times asked for, no values.
+        none = np.empty((len(columns["task_id"]), 0))
+        columns.update(quantiles=none, tail_times=none, T_quantile=none, T_tail=none)
     tasks = load_tasks(path)
     ids = columns["task_id"]
     # The task's status, error and warning right after task_id, as `qsweep export` has the status
@@ -238,6 +244,90 @@ def load_group(path, group, statuses=("done",)):
                         "(\"; \"-separated; empty: none)"),
         **attributes}
     return table
+
+
+# Levels of the three quantiles that /simulate held as T_p50, T_p90 and T_p99 before format
+# version 6, the default of `quantiles` since.
+_RETIRED_QUANTILES = ((0.5, "T_p50"), (0.9, "T_p90"), (0.99, "T_p99"))
+
+
+def _simulate_columns_of_version_6(columns):
+    """A /simulate group's columns as a file of format version 6 has them.
+
+    Older files hold three quantiles as T_p50, T_p90, T_p99 (and half-widths): they become
+    `quantiles` (the levels 0.5, 0.9, 0.99 in every row), `T_quantile` and `T_quantile_hw`, as a
+    file of version 6 stores them, so that one name reads every file. The columns new in version 6
+    that such a file lacks are filled as a row without them has them: `tail_times`, `T_tail`,
+    `T_tail_hw`, `observe_times`, `EQ_t`, `EQ_t_hw` with no values ([rows, 0]), `occupancy_t` and
+    `occupancy_t_hw` with an empty array per row."""
+    if "T_quantile" in columns:
+        return columns
+    rows = len(columns["task_id"])
+    none = np.empty((rows, 0))
+
+    def empty_per_row():
+        cells = np.empty(rows, dtype=object)
+        for r in range(rows):
+            cells[r] = np.empty(0)
+        return cells
+
+    retired = all(name in columns for _, name in _RETIRED_QUANTILES)
+    levels = np.tile([p for p, _ in _RETIRED_QUANTILES], (rows, 1)) if retired else none
+    out = {}
+    for name, values in columns.items():
+        if name in ("T_p50_hw", "T_p90_hw", "T_p99_hw", "T_p90", "T_p99"):
+            continue
+        if name == "T_p50":
+            out["T_quantile"] = np.column_stack([columns[n] for _, n in _RETIRED_QUANTILES])
+            out["T_quantile_hw"] = np.column_stack(
+                [columns[f"{n}_hw"] for _, n in _RETIRED_QUANTILES])
+            out["T_tail"] = none
+            out["T_tail_hw"] = none
+            out["EQ_t"] = none
+            out["EQ_t_hw"] = none
+            out["occupancy_t"] = empty_per_row()
+            out["occupancy_t_hw"] = empty_per_row()
+            continue
+        out[name] = values
+        if name == "occupancy_max":  # the parameters of version 6 follow it
+            out["quantiles"] = levels
+            out["tail_times"] = none
+            out["observe_times"] = none
+    return out
+
+
+def _level_column(table, levels, values, level):
+    """Per row, the value of the 2-D column `values` where the row's `levels` equal `level`
+    (within 1e-12 relative), NaN where the row has no such level."""
+    out = np.full(table.rows, np.nan)
+    if values not in table:  # no half-widths (a meanfield table)
+        return out
+    levels = np.asarray(table[levels], dtype=float)
+    data = np.asarray(table[values], dtype=float)
+    if levels.size == 0 or data.size == 0:
+        return out
+    match = np.isclose(levels, level, rtol=1e-12, atol=0.0)
+    rows, cols = np.nonzero(match)
+    out[rows] = data[rows, cols]
+    return out
+
+
+def sojourn_quantile(table, level):
+    """The simulate rows' sojourn-time quantile at `level` and its 95% half-width: two arrays,
+    NaN in rows whose `quantiles` do not list the level (docs/sim.md, "Sojourn-time
+    distribution"). Works on files of every version (T_p50, T_p90, T_p99 of older files are the
+    levels 0.5, 0.9, 0.99).
+
+    A meanfield table (docs/meanfield.md) works too: its half-widths are NaN (it has none)."""
+    return (_level_column(table, "quantiles", "T_quantile", level),
+            _level_column(table, "quantiles", "T_quantile_hw", level))
+
+
+def sojourn_tail(table, time):
+    """The simulate rows' P(T > time) and its 95% half-width: two arrays, NaN in rows whose
+    `tail_times` do not list the time (a meanfield table too, as in sojourn_quantile)."""
+    return (_level_column(table, "tail_times", "T_tail", time),
+            _level_column(table, "tail_times", "T_tail_hw", time))
 
 
 def paired_difference(path, by, a, b, estimate="ET", level=0.95):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "qsweep/common/error.hpp"
 #include "qsweep/ldp/theory.hpp"
 #include "qsweep/meanfield/refined.hpp"
+#include "qsweep/meanfield/sojourn.hpp"
 
 namespace qsweep::meanfield {
 namespace {
@@ -293,6 +295,16 @@ void validate(const Options& o) {
   if (o.time_points < 1 || o.time_points > 100'000)
     throw InputError("meanfield: time_points must be in 1..100000");
   if (!(o.dt > 0.0 && o.dt <= 1.0)) throw InputError("meanfield: dt must be in (0, 1]");
+  const auto increasing = [](const std::vector<double>& v, const char* name, double hi) {
+    if (v.size() > 1000)
+      throw InputError(std::string("meanfield: ") + name + " holds more than 1000 values");
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (!(v[i] > 0.0 && v[i] < hi && (i == 0 || v[i] > v[i - 1])))
+        throw InputError(std::string("meanfield: ") + name + " must be increasing, in (0, " +
+                         (hi == 1.0 ? "1)" : "inf)"));
+  };
+  increasing(o.quantiles, "quantiles", 1.0);
+  increasing(o.tail_times, "tail_times", std::numeric_limits<double>::infinity());
   if (static_cast<int>(o.initial_counts.size()) > kMaxLevels + 1)
     throw InputError("meanfield: initial_counts has more than " + std::to_string(kMaxLevels + 1) +
                      " entries");
@@ -363,6 +375,8 @@ Result solve(const Options& o) {
   const int replicas = o.policy == Policy::redundancy_coc ? o.policy_d : 1;
   r.ET = r.EQ / (replicas * o.lambda);  // Little, per job
   if (o.order >= 1) refine(o, r);
+  r.T_quantile = sojourn_quantiles(o, o.quantiles);
+  r.T_tail = sojourn_tail(o, o.tail_times);
 
   if (o.horizon > 0.0) {
     // X_i(0) = fraction of queues with at least i jobs.

@@ -1,7 +1,12 @@
 #include "qsweep/run/plan_results.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "qsweep/sweep/columns.hpp"
@@ -37,13 +42,21 @@ bool column_since_5(sweep::Method method, const std::string& name) {
 }
 
 // Columns that files before format version 6 do not have: the means per server, made from the
-// whole system's (sweep::derive_cells), and the refined mean field's 1/N^2 terms and trajectory.
+// whole system's (sweep::derive_cells); the refined mean field's 1/N^2 terms and trajectory; the
+// sojourn-time distribution at any levels and times of /simulate and /meanfield, and simulate's
+// transient mode (docs/sim.md, docs/meanfield.md).
 bool column_since_6(sweep::Method method, const std::string& name) {
-  if (name == "EQ_per_server" || (method == sweep::Method::simulate && name == "EQ_per_server_hw"))
-    return true;
-  return method == sweep::Method::meanfield &&
-         (name == "V2" || name == "EQ_per_server_V2" || name == "trajectory_V" ||
-          name == "trajectory_N" || name == "trajectory_EQ_per_server_V");
+  if (name == "EQ_per_server") return true;
+  if (method == sweep::Method::simulate)
+    return name == "EQ_per_server_hw" || name == "quantiles" || name == "tail_times" ||
+           name == "observe_times" || name == "T_quantile" || name == "T_quantile_hw" ||
+           name == "T_tail" || name == "T_tail_hw" || name == "EQ_t" || name == "EQ_t_hw" ||
+           name == "occupancy_t" || name == "occupancy_t_hw";
+  if (method == sweep::Method::meanfield)
+    return name == "V2" || name == "EQ_per_server_V2" || name == "trajectory_V" ||
+           name == "trajectory_N" || name == "trajectory_EQ_per_server_V" || name == "quantiles" ||
+           name == "tail_times" || name == "T_quantile" || name == "T_tail";
+  return false;
 }
 
 // The name a column has in files before format version 6, where /meanfield's per-server means
@@ -56,18 +69,46 @@ std::string name_before_6(sweep::Method method, const std::string& name) {
   return name;
 }
 
-// The indices of group_columns(method) a file of `format_version` has.
+// The columns of /simulate that files before format version 6 have and later ones do not: three
+// sojourn-time quantiles, whose levels (0.5, 0.9, 0.99) are the default of `quantiles` and whose
+// values T_quantile and T_quantile_hw hold since. They came right after `utilisation_hw`.
+const std::vector<ColumnSpec>& retired_quantile_columns() {
+  static const std::vector<ColumnSpec> columns = [] {
+    std::vector<ColumnSpec> c;
+    for (const char* p : {"50", "90", "99"}) {
+      c.push_back({fmt::format("T_p{}", p), "sojourn-time quantile", "time", ColumnType::f64});
+      c.push_back({fmt::format("T_p{}_hw", p), "95% half-width", "time", ColumnType::f64});
+    }
+    return c;
+  }();
+  return columns;
+}
+constexpr std::string_view kBeforeRetiredQuantiles = "utilisation_hw";
+
+// A column of a file: this version's group_columns(method)[index], or with index kRetired + i
+// retired_quantile_columns()[i].
+constexpr std::size_t kRetired = std::size_t{1} << 40;
+
+// The columns (group_columns(method) indices, see kRetired) a file of `format_version` has.
 std::vector<std::size_t> group_column_indices(sweep::Method method, int format_version) {
   const std::vector<ColumnSpec>& all = sweep::group_columns(method);
+  const bool simulate = method == sweep::Method::simulate;
   std::vector<std::size_t> kept;
   for (std::size_t c = 0; c < all.size(); ++c) {
-    const bool missing = (format_version < 4 && method == sweep::Method::simulate &&
-                          simulate_column_since_4(all[c].name)) ||
+    const bool missing = (format_version < 4 && simulate && simulate_column_since_4(all[c].name)) ||
                          (format_version < 5 && column_since_5(method, all[c].name)) ||
                          (format_version < 6 && column_since_6(method, all[c].name));
     if (!missing) kept.push_back(c);
+    if (simulate && format_version < 6 && all[c].name == kBeforeRetiredQuantiles)
+      for (std::size_t i = 0; i < retired_quantile_columns().size(); ++i)
+        kept.push_back(kRetired + i);
   }
   return kept;
+}
+
+const ColumnSpec& column_spec(sweep::Method method, std::size_t index) {
+  return index >= kRetired ? retired_quantile_columns().at(index - kRetired)
+                           : sweep::group_columns(method).at(index);
 }
 
 // group_column_indices of every method, made once.
@@ -93,7 +134,9 @@ store::PlannedRows planned_rows(const sweep::Plan& plan, int format_version) {
             if (format_version >= store::kFormatVersion) return row;
             Row kept;
             for (const std::size_t c : indices[static_cast<std::size_t>(plan.tasks.method(id))])
-              kept.cells.push_back(std::move(row.cells[c]));
+              kept.cells.push_back(c >= kRetired
+                                       ? CellValue{std::numeric_limits<double>::quiet_NaN()}
+                                       : std::move(row.cells[c]));
             return kept;
           }};
 }
@@ -105,8 +148,31 @@ Row current_group_row(const sweep::Plan& plan, std::uint64_t id, int format_vers
   const sweep::Method method = plan.tasks.method(id);
   Row row = sweep::make_row(plan.tasks.at(id), {});
   const std::vector<std::size_t> indices = group_column_indices(method, format_version);
-  for (std::size_t k = 0; k < indices.size() && k < stored.cells.size(); ++k)
+  std::vector<double> retired(retired_quantile_columns().size(),
+                              std::numeric_limits<double>::quiet_NaN());
+  bool has_retired = false;
+  for (std::size_t k = 0; k < indices.size() && k < stored.cells.size(); ++k) {
+    if (indices[k] >= kRetired) {
+      if (const auto* x = std::get_if<double>(&stored.cells[k]))
+        retired[indices[k] - kRetired] = *x;
+      has_retired = true;
+      continue;
+    }
     row.cells.at(indices[k]) = std::move(stored.cells[k]);
+  }
+  if (has_retired) {
+    // T_p50, T_p90, T_p99 (each with its half-width) are T_quantile at the default levels, which
+    // every task of such a file has (`quantiles` did not exist).
+    const std::vector<ColumnSpec>& all = sweep::group_columns(method);
+    const auto column = [&all](std::string_view name) {
+      return static_cast<std::size_t>(
+          std::find_if(all.begin(), all.end(),
+                       [name](const ColumnSpec& c) { return c.name == name; }) -
+          all.begin());
+    };
+    row.cells.at(column("T_quantile")) = std::vector<double>{retired[0], retired[2], retired[4]};
+    row.cells.at(column("T_quantile_hw")) = std::vector<double>{retired[1], retired[3], retired[5]};
+  }
   sweep::derive_cells(plan.tasks[id], row);
   return row;
 }
@@ -125,7 +191,7 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
     group_of_method[static_cast<std::size_t>(method)] = schema.groups.size();
     std::vector<ColumnSpec> columns;
     for (const std::size_t c : indices[static_cast<std::size_t>(method)]) {
-      columns.push_back(sweep::group_columns(method)[c]);
+      columns.push_back(column_spec(method, c));
       if (format_version < 6) columns.back().name = name_before_6(method, columns.back().name);
     }
     schema.groups.push_back({std::string(sweep::group_name(method)), std::move(columns), {}});
@@ -136,11 +202,12 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
   }
   // The layout asks for the columns of one task after the other: each task is made once.
   std::optional<sweep::Task> task;
-  return store::Layout(std::move(schema), [&plan, &task, &indices](std::uint64_t id,
-                                                                   std::size_t column) {
-    if (!task || task->id != id) task = plan.tasks[id];
-    return sweep::planned_length(*task, indices[static_cast<std::size_t>(task->method())][column]);
-  });
+  return store::Layout(
+      std::move(schema), [&plan, &task, &indices](std::uint64_t id, std::size_t column) {
+        if (!task || task->id != id) task = plan.tasks[id];
+        const std::size_t index = indices[static_cast<std::size_t>(task->method())][column];
+        return index >= kRetired ? std::size_t{0} : sweep::planned_length(*task, index);
+      });
 }
 
 void create_results_file(const std::string& path, const sweep::Plan& plan,

@@ -190,12 +190,15 @@ class Servers {
 
 // Exponential sizes: the Markov race (RaceClock), advanced by expected holding times. A job
 // that joins a queue of k jobs at server n leaves after k + 1 services, whatever happens later
-// (FCFS, no overtaking): its sojourn time is Erlang(k + 1, mu_n), recorded as that law.
+// (FCFS, no overtaking): its sojourn time is Erlang(k + 1, mu_n), recorded as that law. The
+// transient mode draws the holding times: the state at a given time needs the real clock.
 template <Policy P>
 class DispatchMarkov {
  public:
   explicit DispatchMarkov(const KernelContext& c)
-      : clock(c, HoldingTimes::expected), c_(c), servers_(c) {
+      : clock(c, c.options.transient() ? HoldingTimes::sampled : HoldingTimes::expected),
+        c_(c),
+        servers_(c) {
     if (c.options.coupled_streams() && c.system.identical_speeds())
       clock.rank_departures(servers_.buckets());
     for (std::size_t n = 0; n < c.start.size(); ++n)

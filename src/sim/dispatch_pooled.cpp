@@ -27,19 +27,21 @@ class PooledDispatch {
         own_draw_(c.types.tracked().empty() && k_ <= kMaxPooledDraw),
         speed_(c.system.speeds.front()),
         arrival_rate_(c.system.total_arrival_rate()),
+        sampled_(c.options.transient()),
         next_(1.0 / arrival_rate_),
         half_draws_(c.rng) {
     for (std::size_t n = 0; n < c.start.size(); ++n)
       for (std::uint32_t k = 0; k < c.start[n]; ++k) place(static_cast<std::uint32_t>(n));
     rate_ = arrival_rate_ + speed_ * static_cast<double>(busy_);
-    next_ = 1.0 / rate_;
+    next_ = holding_time();
     if (own_draw_) draw_servers();
     probe_ = half_draws_.below(N_);
   }
 
   std::uint64_t events() const { return events_; }
 
-  // The Markov race with expected holding times, as RaceClock: N lambda + speed x busy servers.
+  // The Markov race with expected holding times, as RaceClock: N lambda + speed x busy servers
+  // (drawn ones in the transient mode, where the state at a given time is observed).
   void run_until(double t_end) {
     while (next_ <= t_end) {
       t_ = next_;
@@ -50,12 +52,14 @@ class PooledDispatch {
         depart();
       }
       rate_ = arrival_rate_ + speed_ * static_cast<double>(busy_);
-      next_ = t_ + 1.0 / rate_;
+      next_ = t_ + holding_time();
     }
     t_ = t_end;
   }
 
  private:
+  double holding_time() const { return (sampled_ ? exponential_(c_.rng) : 1.0) / rate_; }
+
   // A job of the start at server n.
   void place(std::uint32_t n) {
     c_.observer.add_job_pooled(0.0, static_cast<int>(lengths_[n]));
@@ -140,6 +144,8 @@ class PooledDispatch {
   std::uint32_t busy_ = 0;   // servers with a job
   std::uint32_t probe_ = 0;  // the next departure's first server to try
   double speed_, arrival_rate_;
+  bool sampled_;  // drawn holding times (transient mode), else their means
+  const ExponentialZiggurat& exponential_ = ExponentialZiggurat::instance();
   double rate_ = arrival_rate_;  // arrival_rate_ + speed_ x busy_
   double t_ = 0.0, next_;        // now and the next event
   std::uint64_t events_ = 0;

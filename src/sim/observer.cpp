@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -11,7 +12,8 @@
 namespace qsweep::sim {
 
 Observer::Observer(const std::vector<double>& speeds, std::size_t num_types, int qmax,
-                   int occupancy_max, double horizon, int batches, bool pooled)
+                   int occupancy_max, double horizon, int batches, bool pooled,
+                   const std::vector<double>& tail_times, const std::vector<double>& observe_times)
     : time_at_q_(idx(qmax) + 2),
       overflow_q_(qmax + 1),
       num_servers_(speeds.size()),
@@ -24,8 +26,12 @@ Observer::Observer(const std::vector<double>& speeds, std::size_t num_types, int
       sojourn_sum_type_(num_types, 0.0),
       sojourn_count_type_(num_types, 0),
       batches_(batches),
-      batch_width_(batches > 0 ? horizon / batches : 0.0) {
+      batch_width_(batches > 0 ? horizon / batches : 0.0),
+      tail_times_(tail_times),
+      above_(tail_times.size(), 0.0),
+      observe_times_(observe_times) {
   time_at_q_[0].count = 1;  // Q = 0 at the start
+  if (!observe_times_.empty()) next_observation_ = observe_times_.front();
   erlang_weight_.resize(1);
   class_speed_.push_back(speeds.front());
   if (std::all_of(speeds.begin(), speeds.end(), [&](double s) { return s == speeds.front(); }))
@@ -66,6 +72,17 @@ void Observer::close_batches(double tau) {
   }
 }
 
+void Observer::observe_until(double t) {
+  while (t > next_observation_) {
+    observed_Q_.push_back(Q_.count);
+    for (const Level& l : occupancy_)
+      observed_occupancy_.push_back(l.count / static_cast<double>(num_servers_));
+    const std::size_t seen = observed_Q_.size();
+    next_observation_ = seen < observe_times_.size() ? observe_times_[seen]
+                                                     : std::numeric_limits<double>::infinity();
+  }
+}
+
 void Observer::start(double t) {
   observing_ = true;
   start_ = t;
@@ -98,6 +115,7 @@ Observer::Totals Observer::totals(double tau) const {
   }
   s.observed_events = observed_events_;
   s.sojourn = histogram_;
+  s.sojourn_above = above_;
   return totals;
 }
 
@@ -129,6 +147,7 @@ ReplicationStats Observer::window(const Totals& end, const Totals* begin) const 
       s.sojourn_count_type[t] -= b.sojourn_count_type[t];
     s.sojourn_sum -= b.sojourn_sum;
     s.sojourn_count -= b.sojourn_count;
+    subtract(s.sojourn_above, b.sojourn_above);
     s.observed_events -= b.observed_events;
     s.sojourn.merge(b.sojourn, -1.0);
     for (std::size_t c = 0; c < erlang.size(); ++c)
@@ -144,12 +163,31 @@ ReplicationStats Observer::window(const Totals& end, const Totals* begin) const 
     s.mean_R[0] /= N;
     s.utilisation[0] /= N;
   }
-  for (std::size_t c = 0; c < class_speed_.size(); ++c)
+  for (std::size_t c = 0; c < class_speed_.size(); ++c) {
     s.sojourn.add_erlang(class_speed_[c], erlang[c]);
+    if (tail_times_.empty() || erlang[c].size() < 2) continue;
+    // The expected number of the class's sojourn times above each tail time, from their laws.
+    std::vector<double> prefix(erlang[c].size(), 0.0), scratch;
+    for (std::size_t k = 2; k < prefix.size(); ++k) prefix[k] = prefix[k - 1] + erlang[c][k - 1];
+    const double total = prefix.back() + erlang[c].back();
+    for (std::size_t i = 0; i < tail_times_.size(); ++i)
+      s.sojourn_above[i] +=
+          total - erlang_mixture_cdf(class_speed_[c] * tail_times_[i], erlang[c], prefix, scratch);
+  }
   return s;
 }
 
 ReplicationStats Observer::finish(double t) {
+  // The observation times up to the end (the state after the last event holds there).
+  observe_until(std::nextafter(t, std::numeric_limits<double>::infinity()));
+  if (!observe_times_.empty()) {
+    // The transient mode reports the observations alone: no totals, windows or sojourn laws.
+    ReplicationStats stats;
+    stats.observed_events = observed_events_;
+    stats.observed_Q = std::move(observed_Q_);
+    stats.observed_occupancy = std::move(observed_occupancy_);
+    return stats;
+  }
   const double horizon = t - start_;
   if (batches_ > 0) close_batches(horizon);
   observing_ = false;

@@ -13,6 +13,11 @@
 
 namespace qsweep::sim {
 
+// sum over k >= 1 of weight[k] P(Erlang(k, 1) <= y), with prefix[k] = weight[1] + ... +
+// weight[k-1] (p: scratch); replication.cpp.
+double erlang_mixture_cdf(double y, const std::vector<double>& weight,
+                          const std::vector<double>& prefix, std::vector<double>& p);
+
 class Observer {
  public:
   // pooled: the servers are exchangeable and observed together (no per-server state): the kernel
@@ -20,8 +25,12 @@ class Observer {
   // one utilisation, the means over all servers, for every server.
   // batches > 0: also record the series of batch statistics over the observation (horizon /
   // batches each) and the windows that start at kTruncationBatches (ReplicationStats).
+  // tail_times: count the sojourn times above each (increasing); observe_times: record Q and the
+  // occupancy at each (increasing; the transient mode, observed from time 0).
   Observer(const std::vector<double>& speeds, std::size_t num_types, int qmax, int occupancy_max,
-           double horizon, int batches, bool pooled = false);
+           double horizon, int batches, bool pooled = false,
+           const std::vector<double>& tail_times = {},
+           const std::vector<double>& observe_times = {});
 
   // A job of `type` (-1: untracked) enters or leaves; `servers` are those whose count of jobs
   // (replicas) changes by one. Throws Error beyond kMaxJobsInSystem jobs.
@@ -50,6 +59,8 @@ class Observer {
     batch_T_count_ += 1.0;
     if (type >= 0) count_type_sojourn(type, sojourn);
     histogram_.add(sojourn);
+    for (std::size_t i = 0; i < tail_times_.size() && sojourn > tail_times_[i]; ++i)
+      above_[i] += 1.0;
   }
   // Or, in place of that (the dispatching Markov kernel): a job of `type` arrives at server n
   // behind phases - 1 jobs, so that its sojourn time is the sum of `phases` Exp(speed_n) times
@@ -102,8 +113,12 @@ class Observer {
   ReplicationStats window(const Totals& end, const Totals* begin) const;
   void close_batches(double tau);
 
+  // The state before the event at t is the state at every observation time before t.
+  void observe_until(double t);
+
   // Returns delta x the time of the change (0 in the warm-up).
   double change(double t, int type, const int* servers, std::size_t count, int delta) {
+    if (t > next_observation_) observe_until(t);
     const double tau = observing_ ? t - start_ : 0.0;  // 0 in the warm-up: nothing is summed
     observed_events_ += observing_ ? 1U : 0U;
     if (tau >= batch_end_) close_batches(tau);
@@ -167,6 +182,13 @@ class Observer {
   double batch_T_sum_ = 0.0, batch_T_count_ = 0.0;  // of the open batch
   std::vector<double> series_Q_, series_T_sum_, series_T_count_;
   std::vector<Totals> truncation_totals_;
+  // The sojourn-time distribution: the tail times and the number of sojourn times above each.
+  std::vector<double> tail_times_, above_;
+  // Transient mode: the observation times, the next one (infinity: none left), and Q and the
+  // occupancy counts (servers) at those passed.
+  std::vector<double> observe_times_;
+  double next_observation_ = std::numeric_limits<double>::infinity();
+  std::vector<double> observed_Q_, observed_occupancy_;
 };
 
 }  // namespace qsweep::sim

@@ -39,8 +39,6 @@ double SojournHistogram::lower_edge(int bin) {
   return std::ldexp(1.0 + std::ldexp(mantissa, -kMantissaBits), exponent);
 }
 
-namespace {
-
 // sum over k >= 1 of weight[k] P(Erlang(k, 1) <= y) = weight[k] P(Poisson(y) >= k), with
 // prefix[k] = weight[1] + ... + weight[k-1] (p: scratch). The Poisson probabilities are computed
 // outwards from the mode over mode +- (10 sqrt(y) + 10), beyond which they are below 1e-20:
@@ -71,8 +69,6 @@ double erlang_mixture_cdf(double y, const std::vector<double>& weight,
   return cdf;
 }
 
-}  // namespace
-
 void SojournHistogram::add_erlang(double rate, const std::vector<double>& weight) {
   if (weight.size() < 2) return;
   std::vector<double> prefix(weight.size(), 0.0);  // prefix[k] = weight[1] + ... + weight[k-1]
@@ -95,6 +91,34 @@ void SojournHistogram::add_erlang(double rate, const std::vector<double>& weight
 void SojournHistogram::merge(const SojournHistogram& other, double weight) {
   for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += weight * other.counts_[i];
   total_ += weight * other.total_;
+}
+
+std::vector<double> SojournHistogram::quantiles(const std::vector<double>& levels) const {
+  std::vector<double> out;
+  out.reserve(levels.size());
+  if (!(total_ > 0.0)) {
+    out.assign(levels.size(), std::numeric_limits<double>::quiet_NaN());
+    return out;
+  }
+  // As quantile(), the bins walked once for all the levels (increasing).
+  double below = 0.0;
+  int b = 0;
+  for (const double p : levels) {
+    const double target = p * total_;
+    for (; b < kBins; ++b) {
+      const double c = counts_[static_cast<std::size_t>(b)];
+      if (c > 0.0 && below + c >= target) break;
+      below += c;
+    }
+    if (b == kBins) {
+      out.push_back(lower_edge(kBins));
+      continue;
+    }
+    const double c = counts_[static_cast<std::size_t>(b)];
+    const double lo = lower_edge(b), hi = lower_edge(b + 1);
+    out.push_back(lo + (hi - lo) * std::clamp((target - below) / c, 0.0, 1.0));
+  }
+  return out;
 }
 
 double SojournHistogram::quantile(double p) const {
@@ -134,7 +158,7 @@ ReplicationStats run_replication(const model::System& system, const Options& opt
   const bool coupled = options.coupled_streams();
   const JobTypes types(system.family);
   Observer observer(system.speeds, types.tracked().size(), options.qmax, options.occupancy_max,
-                    plan.horizon, plan.batches, pooled);
+                    plan.horizon, plan.batches, pooled, options.tail_times, options.observe_times);
   const std::vector<std::uint32_t> start = start_lengths(system, options);
   const KernelContext context{system,
                               options,

@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qsweep/common/error.hpp"
@@ -39,6 +40,32 @@ constexpr double kDisagreementLevel = 0.01;
 // errors (sd over 200 intervals) and 0.905 to 0.91 coverage; with 40, 0.95 to 0.99 and 0.945 to
 // 0.965 at rho = 0.5, 0.8, 0.9 (docs/sim.md, "Coverage").
 constexpr double kBatchesPerCorrelationTime = 40.0;
+
+// Lengths of the distribution's lists (a column each in the results file) and of the transient
+// mode's times.
+constexpr std::size_t kMaxDistributionPoints = 1000;
+constexpr std::size_t kMaxObserveTimes = 100'000;
+
+// A list of increasing finite values in [lo, hi] (lo or hi excluded when open), at most `max`.
+void validate_increasing(const std::vector<double>& values, std::string_view name,
+                         std::string_view what, double lo, bool lo_open, double hi, bool hi_open,
+                         std::size_t max) {
+  const std::string expected = fmt::format("increasing {} in {}{:g}, {:g}{}", what,
+                                           lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
+  if (values.size() > max)
+    throw InputError(fmt::format("{}: {} values; expected at most {}", name, values.size(), max));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double x = values[i];
+    const bool inside =
+        std::isfinite(x) && (lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi);
+    if (!inside)
+      throw InputError(fmt::format("{}: value {} is {}; expected {}", name, i + 1, x, expected));
+    if (i > 0 && !(x > values[i - 1]))
+      throw InputError(
+          fmt::format("{}: value {} is {}, not above the one before it ({}); expected {}", name,
+                      i + 1, x, values[i - 1], expected));
+  }
+}
 
 void validate_service(const Service& s) {
   const bool finite_cv2 = std::isfinite(s.cv2);
@@ -222,6 +249,13 @@ class RatioBatchMeans {
 // Everything the replications contribute to the Result.
 class Estimates {
  public:
+  // The sojourn-time quantile levels and tail times of `o` (which outlives this).
+  void configure(const Options& o) {
+    levels_ = &o.quantiles;
+    quantile_.resize(o.quantiles.size());
+    tail_.resize(o.tail_times.size());
+  }
+
   void add(const ReplicationStats& s) {
     const double n = replications_ + 1.0;
     Q_.add(s.mean_Q, s.mean_Q2);
@@ -235,8 +269,10 @@ class Estimates {
     add_all(R_, s.mean_R, n);
     add_all(busy_, s.utilisation, n);
     pooled_servers_ = s.pooled_servers;
-    for (std::size_t i = 0; i < kLevels.size(); ++i)
-      quantile_[i].add(s.sojourn.quantile(kLevels[i]));
+    const std::vector<double> quantiles = s.sojourn.quantiles(*levels_);
+    for (std::size_t i = 0; i < quantile_.size(); ++i) quantile_[i].add(quantiles[i]);
+    for (std::size_t i = 0; i < tail_.size(); ++i)
+      tail_[i].add(s.sojourn_above[i], static_cast<double>(s.sojourn_count));
     pooled_.merge(s.sojourn);
     events_ += s.events;
     if (s.observed_events == 0) ++quiet_replications_;
@@ -273,11 +309,12 @@ class Estimates {
     r.utilisation = per_server(busy);
     r.utilisation_hw = per_server(busy_hw);
     // Sectioning: the point estimate from all replications pooled, the spread from each one's.
-    double* quantile_fields[][2] = {
-        {&r.T_p50, &r.T_p50_hw}, {&r.T_p90, &r.T_p90_hw}, {&r.T_p99, &r.T_p99_hw}};
-    for (std::size_t i = 0; i < kLevels.size(); ++i) {
-      *quantile_fields[i][0] = pooled_.quantile(kLevels[i]);
-      *quantile_fields[i][1] = quantile_[i].mean_hw(t95);
+    r.T_quantile = pooled_.quantiles(*levels_);
+    for (const PairMoments& m : quantile_) r.T_quantile_hw.push_back(m.mean_hw(t95));
+    // P(T > t): the sojourn times above t over all of them, a ratio estimator (delta method).
+    for (const PairMoments& m : tail_) {
+      r.T_tail.push_back(m.ratio());
+      r.T_tail_hw.push_back(m.ratio_hw(t95));
     }
     r.replications = replications_;
     r.quiet_replications = quiet_replications_;
@@ -287,12 +324,13 @@ class Estimates {
   }
 
  private:
-  static constexpr std::array<double, 3> kLevels = {0.5, 0.9, 0.99};
-  PairMoments Q_;  // (Q, Q^2) time averages
-  PairMoments T_;  // (sum of sojourn times, their number)
+  const std::vector<double>* levels_ = nullptr;  // quantile levels
+  PairMoments Q_;                                // (Q, Q^2) time averages
+  PairMoments T_;                                // (sum of sojourn times, their number)
   std::vector<Moments> pmf_, occupancy_, Q_type_, R_, busy_;
   std::vector<PairMoments> T_type_;
-  std::array<PairMoments, 3> quantile_;
+  std::vector<PairMoments> quantile_;  // each replication's quantile at each level
+  std::vector<PairMoments> tail_;      // (sojourn times above t, their number) at each tail time
   SojournHistogram pooled_;
   std::uint64_t events_ = 0;
   int replications_ = 0;
@@ -323,6 +361,7 @@ class Round {
       : horizon_(horizon), ensemble_Q_(kSeriesBatches, 0.0) {
     const ReplicationPlan plan{std::max(options.warmup, 0.0), horizon, kSeriesBatches};
     const std::vector<double> ones(kBatchMeans, 1.0);
+    for (Estimates& e : estimates_) e.configure(options);
     if (options.coupled_streams()) cumulative_batches_ = grid_batches(options.horizon, horizon);
     for (int r = 0; r < options.replications; ++r) {
       const ReplicationStats stats = run_replication(system, options, seed, task_id,
@@ -441,11 +480,10 @@ std::vector<std::size_t> saturated_servers(const Result& r) {
 
 // Every estimate (not the description of the run) becomes NaN: nothing was observed.
 void set_estimates_nan(Result& r) {
-  for (double* x : {&r.EQ, &r.EQ_hw, &r.VarQ, &r.VarQ_hw, &r.ET, &r.ET_hw, &r.T_p50, &r.T_p50_hw,
-                    &r.T_p90, &r.T_p90_hw, &r.T_p99, &r.T_p99_hw})
-    *x = kNaN;
-  for (std::vector<double>* v : {&r.pmf, &r.pmf_hw, &r.occupancy, &r.occupancy_hw, &r.EQ_type,
-                                 &r.EQ_type_hw, &r.ET_type, &r.ET_type_hw})
+  for (double* x : {&r.EQ, &r.EQ_hw, &r.VarQ, &r.VarQ_hw, &r.ET, &r.ET_hw}) *x = kNaN;
+  for (std::vector<double>* v :
+       {&r.pmf, &r.pmf_hw, &r.occupancy, &r.occupancy_hw, &r.EQ_type, &r.EQ_type_hw, &r.ET_type,
+        &r.ET_type_hw, &r.T_quantile, &r.T_quantile_hw, &r.T_tail, &r.T_tail_hw})
     std::fill(v->begin(), v->end(), kNaN);
   for (ServerValues* v : {&r.ER_server, &r.ER_server_hw, &r.utilisation, &r.utilisation_hw})
     v->fill(kNaN);
@@ -574,12 +612,71 @@ void validate(const Options& o) {
     throw InputError(
         fmt::format("longest_idle applies only to redundancy_cos, not {}", name_of(o.policy)));
   validate_service(o.service);
+  validate_increasing(o.quantiles, "quantiles", "levels", 0.0, true, 1.0, true,
+                      kMaxDistributionPoints);
+  validate_increasing(o.tail_times, "tail_times", "times", 0.0, true,
+                      std::numeric_limits<double>::max(), false, kMaxDistributionPoints);
+  validate_increasing(o.observe_times, "observe_times", "times", 0.0, false,
+                      std::numeric_limits<double>::max(), false, kMaxObserveTimes);
+  if (o.transient()) {
+    if (!(o.observe_times.back() > 0.0))
+      throw InputError(
+          "observe_times: the last time is 0; expected a run of some length (a time > 0)");
+    if (o.warmup >= 0.0)
+      throw InputError(
+          "warmup applies to steady-state runs, not with observe_times (the transient mode "
+          "observes from time 0)");
+    if (o.target_rel_half_width > 0.0)
+      throw InputError(
+          "target_rel_half_width applies to steady-state runs, not with observe_times (the "
+          "transient mode runs once to the last time)");
+  }
 }
+
+namespace {
+
+// The transient mode (docs/sim.md, "Transient simulation"): every replication once from `start`
+// to the last observation time, no warm-up, no rounds; E[Q(t)] and x_i(t) with Student t
+// intervals over the replications. The steady-state estimates are not made (NaN, empty).
+Result simulate_transient(const model::System& system, const Options& options, std::uint64_t seed,
+                          std::uint64_t task_id, Kernel kernel) {
+  const ReplicationPlan plan{0.0, options.observe_times.back(), 0};
+  std::vector<Moments> Q, occupancy;
+  std::uint64_t events = 0;
+  for (int r = 0; r < options.replications; ++r) {
+    const ReplicationStats stats = run_replication(system, options, seed, task_id,
+                                                   static_cast<std::uint64_t>(r), plan, kernel);
+    const double n = r + 1.0;
+    add_all(Q, stats.observed_Q, n);
+    add_all(occupancy, stats.observed_occupancy, n);
+    events += stats.events;
+  }
+  Result result;
+  const double n = options.replications;
+  const double t95 = student_t(options.replications, 0.95);
+  means_with_hw(Q, n, t95, result.EQ_t, result.EQ_t_hw);
+  means_with_hw(occupancy, n, t95, result.occupancy_t, result.occupancy_t_hw);
+  for (double* x : {&result.EQ, &result.EQ_hw, &result.VarQ, &result.VarQ_hw, &result.ET,
+                    &result.ET_hw, &result.correlation_time})
+    *x = kNaN;
+  result.horizon = plan.horizon;
+  result.replications = options.replications;
+  result.hw99_factor = student_t(options.replications, 0.99) / t95;
+  result.events = events;
+  if (options.replications < kMinReplications)
+    result.warning =
+        fmt::format("only {} replications: half-widths rest on {} degrees of freedom (t = {:.3g})",
+                    options.replications, options.replications - 1, t95);
+  return result;
+}
+
+}  // namespace
 
 Result simulate(const model::System& system, const Options& options, std::uint64_t seed,
                 std::uint64_t task_id, Kernel kernel) {
   validate(options);
   validate_start(system, options);
+  if (options.transient()) return simulate_transient(system, options, seed, task_id, kernel);
   // Sequential length: each round runs every replication from empty over twice the previous
   // length, on the same streams (docs/sim.md, "Output analysis").
   double horizon = options.horizon;

@@ -48,6 +48,57 @@ std::vector<double> length_weights(const YAML::Node& node, const Locator& loc,
   return weights;
 }
 
+std::vector<double> increasing_list(const YAML::Node& node, const Locator& loc,
+                                    std::string_view what, const Bounds& bounds,
+                                    std::string_view expected, std::size_t max_entries,
+                                    bool linspace) {
+  std::vector<double> out;
+  if (linspace && node.IsMap()) {
+    const std::string generator = "{linspace: [first, last, count]}";
+    if (node.size() != 1 || !node.begin()->first.IsScalar() ||
+        node.begin()->first.Scalar() != "linspace")
+      fail(loc.at(node),
+           fmt::format("{} is {}; expected {} or {}", what, show(node), expected, generator));
+    const YAML::Node args = node.begin()->second;
+    if (!args.IsSequence() || args.size() != 3)
+      fail(loc.at(args), fmt::format("linspace is {}; expected [first, last, count]", show(args)));
+    const double a = read_number(args[0], loc, "the first linspace value", expected);
+    const double b = read_number(args[1], loc, "the last linspace value", expected);
+    const std::string count = fmt::format("an integer in [2, {}]", max_entries);
+    const std::int64_t n = read_integer(args[2], loc, "the linspace count", count);
+    if (n < 2 || static_cast<std::uint64_t>(n) > max_entries)
+      fail(loc.at(args[2]), fmt::format("the linspace count is {}; expected {}", n, count));
+    if (!(a < b))
+      fail(loc.at(args[1]), fmt::format("the linspace of {} runs from {} to {}; expected {} "
+                                        "(first < last)",
+                                        what, a, b, expected));
+    for (const auto& [x, at] : {std::pair{a, args[0]}, std::pair{b, args[1]}})
+      if (!bounds.contains(x))
+        fail(loc.at(at), fmt::format("{} has the value {}; expected {}", what, x, expected));
+    // As numpy.linspace: a + i (b - a) / (n - 1), the last exactly b.
+    const double step = (b - a) / static_cast<double>(n - 1);
+    for (std::int64_t i = 0; i < n; ++i)
+      out.push_back(i + 1 == n ? b : a + static_cast<double>(i) * step);
+    return out;
+  }
+  if (!node.IsSequence() || node.size() == 0)
+    fail(loc.at(node), fmt::format("{} is {}; expected {}{}", what, show(node), expected,
+                                   linspace ? " or {linspace: [first, last, count]}" : ""));
+  if (node.size() > max_entries)
+    fail(loc.at(node),
+         fmt::format("{} has {} values; expected at most {}", what, node.size(), max_entries));
+  for (const auto& item : node) {
+    const double x = read_number(item, loc, what, expected);
+    if (!bounds.contains(x))
+      fail(loc.at(item), fmt::format("{} has the value {}; expected {}", what, x, expected));
+    if (!out.empty() && !(x > out.back()))
+      fail(loc.at(item),
+           fmt::format("{} has {} after {}; expected {}", what, x, out.back(), expected));
+    out.push_back(x);
+  }
+  return out;
+}
+
 namespace {
 
 std::string format_bound(double x) {

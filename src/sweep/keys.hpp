@@ -97,6 +97,14 @@ std::vector<double> positive_list(const YAML::Node& node, const Locator& loc,
 std::vector<double> length_weights(const YAML::Node& node, const Locator& loc,
                                    std::string_view what, std::size_t max_entries);
 
+// A fixed key's non-empty list of at most max_entries increasing numbers within `bounds`
+// (levels, times), or with `linspace` also {linspace: [a, b, n]} (n values as numpy.linspace
+// gives them, a < b); `expected` says what is expected in messages.
+std::vector<double> increasing_list(const YAML::Node& node, const Locator& loc,
+                                    std::string_view what, const Bounds& bounds,
+                                    std::string_view expected, std::size_t max_entries,
+                                    bool linspace);
+
 // A key's values: one point for a scalar or fixed key, several for a list or a generator.
 struct Axis {
   const KeySpec* key = nullptr;

@@ -36,6 +36,17 @@ int numbers_version(const Task& t) {
   return levels || o.horizon > 0.0 ? 2 : 1;
 }
 
+// The sojourn-time law's levels and times (docs/meanfield.md, "Sojourn-time distribution").
+constexpr std::size_t kMaxDistributionPoints = 1000;
+Value parse_quantiles(const YAML::Node& node, const Locator& loc) {
+  return increasing_list(node, loc, "quantiles", between(0, 1, true, true),
+                         "a list of increasing levels in (0, 1)", kMaxDistributionPoints, false);
+}
+Value parse_tail_times(const YAML::Node& node, const Locator& loc) {
+  return increasing_list(node, loc, "tail_times", above(0), "a list of increasing times > 0",
+                         kMaxDistributionPoints, true);
+}
+
 bool has_trajectory(const Draft& d) { return d.task.as<MeanfieldTask>().options.horizon > 0.0; }
 bool refined(const Draft& d) { return d.task.as<MeanfieldTask>().options.order > 0; }
 
@@ -119,6 +130,23 @@ std::vector<KeySpec> keys() {
                      options_of(d.task).initial_counts = std::get<std::vector<double>>(v);
                    },
                .parse_fixed = parse_initial_counts});
+  k.push_back({.name = "quantiles",
+               .kind = Kind::fixed,
+               .help = "levels of the limit's sojourn-time quantiles T_quantile (default: none)",
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).quantiles = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_quantiles});
+  k.push_back({.name = "tail_times",
+               .kind = Kind::fixed,
+               .help = "times t of the limit's sojourn-time tail P(T > t), T_tail (a list, or "
+                       "{linspace: [first, last, count]}; default: none)",
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).tail_times = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_tail_times});
   return k;
 }
 #pragma GCC diagnostic pop
@@ -393,6 +421,21 @@ std::vector<Column> columns() {
       "EQ_per_server at N servers (t) = sum_i x_i(t) + trajectory_EQ_per_server_V / N",
       "jobs", ColumnType::f64_ragged, &R::trajectory_EQ_V,
       [times](const Task& t) { return options_of(t).order > 0 ? times(t) : std::size_t{0}; }));
+  // The limit's sojourn-time law (format version 6), appended last.
+  const auto levels_asked = [](const Task& t) { return options_of(t).quantiles.size(); };
+  const auto tails = [](const Task& t) { return options_of(t).tail_times.size(); };
+  c.push_back(parameter(
+      "quantiles", "levels of T_quantile", "", ColumnType::f64_vector,
+      [](const Task& t) { return options_of(t).quantiles; }, levels_asked));
+  c.push_back(parameter(
+      "tail_times", "times t of T_tail", "time", ColumnType::f64_vector,
+      [](const Task& t) { return options_of(t).tail_times; }, tails));
+  c.push_back(result_vector<R>("T_quantile",
+                               "the limit's sojourn-time quantiles at the levels of quantiles "
+                               "(the limit's also with order 1)",
+                               "time", ColumnType::f64_vector, &R::T_quantile, levels_asked));
+  c.push_back(result_vector<R>("T_tail", "the limit's P(T > t) at each of tail_times", "",
+                               ColumnType::f64_vector, &R::T_tail, tails));
   return c;
 }
 

@@ -37,6 +37,30 @@ Value parse_initial_counts(const YAML::Node& node, const Locator& loc) {
   return length_weights(node, loc, "initial_counts", kMaxInitialLength + 1);
 }
 
+// The sojourn-time distribution's levels and times, and the transient mode's times (docs/sim.md).
+constexpr std::size_t kMaxDistributionPoints = 1000;
+constexpr std::size_t kMaxObserveTimes = 100'000;
+Value parse_quantiles(const YAML::Node& node, const Locator& loc) {
+  return increasing_list(node, loc, "quantiles", between(0, 1, true, true),
+                         "a list of increasing levels in (0, 1)", kMaxDistributionPoints, false);
+}
+Value parse_tail_times(const YAML::Node& node, const Locator& loc) {
+  return increasing_list(node, loc, "tail_times", above(0), "a list of increasing times > 0",
+                         kMaxDistributionPoints, true);
+}
+Value parse_observe_times(const YAML::Node& node, const Locator& loc) {
+  const std::string expected = "a list of increasing times >= 0, the last > 0";
+  std::vector<double> times =
+      increasing_list(node, loc, "observe_times", at_least(0), expected, kMaxObserveTimes, true);
+  if (!(times.back() > 0.0))
+    fail(loc.at(node), fmt::format("observe_times ends at time 0: no run; expected {}", expected));
+  return times;
+}
+
+// The keys of steady-state runs (the output analysis), which the transient mode has not.
+bool steady_state(const Draft& d) { return !options_of(d.task).transient(); }
+constexpr std::string_view kSteadyState = "steady-state runs, without observe_times";
+
 // common_random_numbers: the keys a block's tasks leave out of their random streams, as bits of
 // sim::CommonRandomKey. Only keys that change how jobs are routed, never the arrival process or
 // the service law, may be listed (docs/sim.md, "Common random numbers").
@@ -158,17 +182,32 @@ std::vector<KeySpec> keys() {
        .applies =
            [](const Draft& d) { return options_of(d.task).policy == sim::Policy::redundancy_cos; },
        .apply = [](Draft& d, const Value& v) { options_of(d.task).longest_idle = boolean(v); }});
+  k.push_back({.name = "observe_times",
+               .kind = Kind::fixed,
+               .help = "transient mode: E[Q(t)] and the occupancy at these times (a list, or "
+                       "{linspace: [first, last, count]}), each replication run once from start "
+                       "to the last (default: none, steady state)",
+               .selector = true,
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).observe_times = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_observe_times});
   k.push_back({.name = "horizon",
                .kind = Kind::real,
                .help = "simulated time per replication after warm-up in the first round, doubled "
                        "in each further round (default 1e5)",
                .bounds = above(0),
+               .used_by = kSteadyState,
+               .applies = steady_state,
                .apply = [](Draft& d, const Value& v) { options_of(d.task).horizon = real(v); }});
   k.push_back({.name = "warmup",
                .kind = Kind::real,
                .help = "simulated time discarded first (default 0; MSER-5 detects the warm-up "
                        "after it)",
                .bounds = at_least(0),
+               .used_by = kSteadyState,
+               .applies = steady_state,
                .apply = [](Draft& d, const Value& v) { options_of(d.task).warmup = real(v); }});
   k.push_back({.name = "start",
                .kind = Kind::choice,
@@ -204,6 +243,8 @@ std::vector<KeySpec> keys() {
                    "double the horizon until E[T]'s relative half-width is below this (default 0: "
                    "off)",
                .bounds = at_least(0),
+               .used_by = kSteadyState,
+               .applies = steady_state,
                .apply = [](Draft& d, const Value& v) {
                  options_of(d.task).target_rel_half_width = real(v);
                }});
@@ -211,7 +252,30 @@ std::vector<KeySpec> keys() {
                .kind = Kind::real,
                .help = "budget of arrivals and departures over all rounds (default 1e9)",
                .bounds = between(1, 1e18, false, false),
+               .used_by = kSteadyState,
+               .applies = steady_state,
                .apply = [](Draft& d, const Value& v) { options_of(d.task).max_events = real(v); }});
+  k.push_back({.name = "quantiles",
+               .kind = Kind::fixed,
+               .help = "levels of the sojourn-time quantiles T_quantile (default [0.5, 0.9, 0.99])",
+               .used_by = kSteadyState,
+               .applies = steady_state,
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).quantiles = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_quantiles});
+  k.push_back({.name = "tail_times",
+               .kind = Kind::fixed,
+               .help = "times t of the sojourn-time tail P(T > t), T_tail (a list, or {linspace: "
+                       "[first, last, count]}; default: none)",
+               .used_by = kSteadyState,
+               .applies = steady_state,
+               .apply =
+                   [](Draft& d, const Value& v) {
+                     options_of(d.task).tail_times = std::get<std::vector<double>>(v);
+                   },
+               .parse_fixed = parse_tail_times});
   k.push_back(
       {.name = "occupancy_max",
        .kind = Kind::integer,
@@ -246,18 +310,22 @@ CostEstimate simulate_cost(const Task& task, const model::System& system, const 
   const auto& o = options_of(task);
   // The first round of the output analysis; a round that fails a diagnostic or the target is
   // followed by one of twice its length, up to max_events in all (not foreseeable here).
-  const double warmup = std::max(o.warmup, 0.0);
+  // The transient mode runs once to its last time.
+  const double run = o.transient() ? o.observe_times.back() : o.horizon + std::max(o.warmup, 0.0);
   const double replications = o.replications;
   const double arrivals = system.total_arrival_rate();  // a sum over the servers: once
-  const double events = 2.0 * arrivals * (o.horizon + warmup) * replications;
+  const double events = 2.0 * arrivals * run * replications;
   const double type_servers = sums.mean_type_size;
   const double per_event =
       kSecondsPerEvent + kSecondsPerTypeServer * std::max(0.0, type_servers - 2.0);
   return {events * per_event,
-          formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications; more "
-                  "rounds up to max_events {:g}) x {:.3g} s ({:.3g} servers per type)",
-                  events, arrivals, o.horizon + warmup, replications, o.max_events, per_event,
-                  type_servers),
+          o.transient()
+              ? formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications, "
+                        "transient) x {:.3g} s ({:.3g} servers per type)",
+                        events, arrivals, run, replications, per_event, type_servers)
+              : formula("{:.3g} events (2 x {:g} arrivals/time x {:g} time x {:g} replications; "
+                        "more rounds up to max_events {:g}) x {:.3g} s ({:.3g} servers per type)",
+                        events, arrivals, run, replications, o.max_events, per_event, type_servers),
           {}};
 }
 
@@ -303,7 +371,11 @@ MemoryEstimate simulate_memory(const Task& task, const model::System& system,
   const double jobs =
       jobs_in_queues ? 0.0
                      : std::min(N * rho / (1.0 - rho), static_cast<double>(sim::kMaxJobsInSystem));
-  const double levels = o.qmax + 2.0 + o.occupancy_max;
+  // The quantile levels and tail times (a PairMoments and result values each, as a level) and
+  // the transient mode's observations (a value per replication, moments, result and row).
+  const double levels = o.qmax + 2.0 + o.occupancy_max +
+                        static_cast<double>(o.quantiles.size() + o.tail_times.size()) +
+                        static_cast<double>(o.observe_times.size()) * (1.0 + o.occupancy_max);
   const double row = (pooled ? 0.0 : 32.0 * N) + 16.0 * levels;
   const double result = row;
   const double replication = per_server * N + 2.0 * 48.0 * jobs + 88.0 * levels;
@@ -415,6 +487,10 @@ std::string describe_task(const Task& t) {
   std::string service(name_of(o.service.kind));
   if (o.service.kind == sim::ServiceKind::hyperexponential)
     service += fmt::format("(cv2={:g})", o.service.cv2);
+  if (o.transient())
+    return fmt::format("simulate {} {} service={} observe_times={} to {:g} replications={}", policy,
+                       family_text(t.system()), service, o.observe_times.size(),
+                       o.observe_times.back(), o.replications);
   return fmt::format("simulate {} {} service={} horizon={:g} replications={}", policy,
                      family_text(t.system()), service, o.horizon, o.replications);
 }
@@ -486,8 +562,15 @@ std::vector<Column> columns() {
           }
         return keys;
       }));
-  c.push_back(parameter("horizon", "simulated time per replication after warm-up", "time",
-                        ColumnType::f64, [](const Task& t) { return options_of(t).horizon; }));
+  // The keys of steady-state runs: NaN for a task of the transient mode, which has none.
+  const auto steady = [](const Task& t, double value) {
+    return options_of(t).transient() ? kNaN : value;
+  };
+  c.push_back(parameter("horizon",
+                        "simulated time per replication after warm-up in the first round (NaN: "
+                        "transient mode)",
+                        "time", ColumnType::f64,
+                        [steady](const Task& t) { return steady(t, options_of(t).horizon); }));
   c.push_back(parameter(
       "warmup", "warm-up asked for (NaN: detected, see warmup_used)", "time", ColumnType::f64,
       [](const Task& t) { return options_of(t).warmup >= 0.0 ? options_of(t).warmup : kNaN; }));
@@ -496,16 +579,38 @@ std::vector<Column> columns() {
                         [](const Task& t) { return std::string(name_of(options_of(t).start)); }));
   c.push_back(parameter("replications", "replications asked for", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{options_of(t).replications}; }));
-  c.push_back(parameter("target_rel_half_width", "target relative half-width of E[T] (0: none)", "",
+  c.push_back(parameter(
+      "target_rel_half_width", "target relative half-width of E[T] (0: none; NaN: transient mode)",
+      "", ColumnType::f64,
+      [steady](const Task& t) { return steady(t, options_of(t).target_rel_half_width); }));
+  c.push_back(parameter("max_events", "budget of arrivals and departures (NaN: transient mode)", "",
                         ColumnType::f64,
-                        [](const Task& t) { return options_of(t).target_rel_half_width; }));
-  c.push_back(parameter("max_events", "budget of arrivals and departures", "", ColumnType::f64,
-                        [](const Task& t) { return options_of(t).max_events; }));
+                        [steady](const Task& t) { return steady(t, options_of(t).max_events); }));
   c.push_back(parameter("qmax", "P(Q = q) is estimated for q = 0..qmax", "", ColumnType::i64,
                         [](const Task& t) { return std::int64_t{options_of(t).qmax}; }));
   c.push_back(parameter("occupancy_max", "occupancy x_i is estimated for i = 1..occupancy_max", "",
                         ColumnType::i64,
                         [](const Task& t) { return std::int64_t{options_of(t).occupancy_max}; }));
+  // The distribution's levels and times (steady state), the transient mode's times.
+  const auto levels = [](const Task& t) {
+    return options_of(t).transient() ? std::size_t{0} : options_of(t).quantiles.size();
+  };
+  const auto tails = [](const Task& t) { return options_of(t).tail_times.size(); };
+  const auto observed = [](const Task& t) { return options_of(t).observe_times.size(); };
+  c.push_back(parameter(
+      "quantiles", "levels of the sojourn-time quantiles T_quantile (empty: transient mode)", "",
+      ColumnType::f64_vector,
+      [levels](const Task& t) {
+        return levels(t) > 0 ? options_of(t).quantiles : std::vector<double>{};
+      },
+      levels));
+  c.push_back(parameter(
+      "tail_times", "times t of the sojourn-time tail P(T > t), T_tail", "time",
+      ColumnType::f64_vector, [](const Task& t) { return options_of(t).tail_times; }, tails));
+  c.push_back(parameter(
+      "observe_times", "transient mode: the times of EQ_t and occupancy_t (empty: steady state)",
+      "time", ColumnType::f64_vector, [](const Task& t) { return options_of(t).observe_times; },
+      observed));
   const std::pair<const char*, double R::*> estimates[] = {
       {"EQ", &R::EQ},           {"EQ_hw", &R::EQ_hw}, {"VarQ", &R::VarQ},
       {"VarQ_hw", &R::VarQ_hw}, {"ET", &R::ET},       {"ET_hw", &R::ET_hw}};
@@ -559,12 +664,29 @@ std::vector<Column> columns() {
       server_column("utilisation", "fraction of time server n is busy", "", &R::utilisation));
   c.push_back(
       server_column("utilisation_hw", "95% half-widths of utilisation", "", &R::utilisation_hw));
-  c.push_back(result_f64<R>("T_p50", "median sojourn time", "time", &R::T_p50));
-  c.push_back(result_f64<R>("T_p50_hw", "95% half-width of T_p50", "time", &R::T_p50_hw));
-  c.push_back(result_f64<R>("T_p90", "90th percentile of the sojourn time", "time", &R::T_p90));
-  c.push_back(result_f64<R>("T_p90_hw", "95% half-width of T_p90", "time", &R::T_p90_hw));
-  c.push_back(result_f64<R>("T_p99", "99th percentile of the sojourn time", "time", &R::T_p99));
-  c.push_back(result_f64<R>("T_p99_hw", "95% half-width of T_p99", "time", &R::T_p99_hw));
+  c.push_back(result_vector<R>("T_quantile", "sojourn-time quantiles at the levels of quantiles",
+                               "time", ColumnType::f64_vector, &R::T_quantile, levels));
+  c.push_back(result_vector<R>("T_quantile_hw",
+                               "95% half-widths of T_quantile (sectioning over the replications)",
+                               "time", ColumnType::f64_vector, &R::T_quantile_hw, levels));
+  c.push_back(result_vector<R>("T_tail", "P(T > t) at each of tail_times", "",
+                               ColumnType::f64_vector, &R::T_tail, tails));
+  c.push_back(result_vector<R>("T_tail_hw", "95% half-widths of T_tail", "", ColumnType::f64_vector,
+                               &R::T_tail_hw, tails));
+  c.push_back(result_vector<R>("EQ_t", "transient mode: E[Q(t)] at each of observe_times", "jobs",
+                               ColumnType::f64_vector, &R::EQ_t, observed));
+  c.push_back(result_vector<R>("EQ_t_hw", "95% half-widths of EQ_t (over the replications)", "jobs",
+                               ColumnType::f64_vector, &R::EQ_t_hw, observed));
+  const auto path = [](const Task& t) {
+    return options_of(t).observe_times.size() *
+           static_cast<std::size_t>(options_of(t).occupancy_max);
+  };
+  c.push_back(result_vector<R>("occupancy_t",
+                               "transient mode: x_i(t), i = 1..occupancy_max, at each of "
+                               "observe_times, row-major (times x occupancy_max values)",
+                               "", ColumnType::f64_ragged, &R::occupancy_t, path));
+  c.push_back(result_vector<R>("occupancy_t_hw", "95% half-widths of occupancy_t", "",
+                               ColumnType::f64_ragged, &R::occupancy_t_hw, path));
   const auto replications = [](const Task& t) {
     return static_cast<std::size_t>(options_of(t).replications);
   };

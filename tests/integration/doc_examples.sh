@@ -187,6 +187,14 @@ not_run docs/sim.md "- method: simulate" "a block of a sweep: tests/integration/
 not_run docs/sim.md "from qsweep_results import paired_difference" \
   "needs a results file of tasks with common random numbers: tests/integration/run_crn.sh calls it"
 not_run docs/sim.md "build/bench/qsweep_bench_sim_crn 100 8000" "a benchmark (minutes)"
+# The sojourn-time distribution's and the transient mode's keys, each in a minimal simulate block.
+fresh sim
+validate_yaml docs/sim.md "quantiles: [0.5, 0.9, 0.99, 0.999]" \
+  $'name: distribution\nseed: 1\nblocks:\n  - method: simulate\n    family: independent\n    N: 1\n    lambda: 0.5\n' >/dev/null
+echo "ok (docs/sim.md): the quantiles and tail_times example validates"
+validate_yaml docs/sim.md "start: fixed_point" \
+  $'name: transient\nseed: 1\nblocks:\n  - method: simulate\n    family: complete\n    N: 1000\n    d: 2\n    policy: jsq\n    lambda: 0.9\n' >/dev/null
+echo "ok (docs/sim.md): the transient example validates"
 
 # ---------------------------------------------------------------------------------------------
 # docs/figures.md
@@ -253,6 +261,7 @@ echo "ok (docs/sweep-format.md): the refine example validates, 10 initial tasks"
 fresh meanfield
 run_commands docs/meanfield.md "/--policy jsq --lambda 0.9 --horizon 20/"
 run_commands docs/meanfield.md "/--order 1 --N 100/"
+run_commands docs/meanfield.md "/--quantiles/"
 not_run docs/meanfield.md "dx_i/dt = lambda" "a formula"
 not_run docs/meanfield.md "f_k(x) = lambda" "a formula (tests/meanfield/refined_test.cpp checks it)"
 not_run docs/meanfield.md "V = -A^{-1} (b + g(pi))" "a formula (tests/meanfield/refined_test.cpp checks it)"

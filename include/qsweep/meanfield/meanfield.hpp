@@ -7,6 +7,7 @@
 #include <array>
 #include <boost/serialization/vector.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "qsweep/common/enum_names.hpp"
@@ -58,6 +59,10 @@ struct Options {
   // random only; N >= policy_d; order 2 for the steady state only).
   int order = 0;
   std::int64_t N = 0;  // servers; 0 (none) with order 0
+  // The limit's sojourn-time law (docs/meanfield.md, "Sojourn-time distribution"): quantiles at
+  // these levels (increasing, in (0, 1)) and P(T > t) at these times (increasing, > 0).
+  std::vector<double> quantiles;
+  std::vector<double> tail_times;
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
@@ -70,6 +75,14 @@ struct Options {
         initial_counts & dt;
     constexpr bool boost_archive = requires { typename Archive::is_loading; };
     if (boost_archive || order != 0 || N != 0) ar & order & N;
+    // The sojourn-time law's levels and times (added later still), each after its name in the
+    // canonical text: two lists of the same type must not give the same text.
+    if constexpr (boost_archive) {
+      ar & quantiles & tail_times;
+    } else {
+      if (!quantiles.empty()) ar & std::string("quantiles") & quantiles;
+      if (!tail_times.empty()) ar & std::string("tail_times") & tail_times;
+    }
     // clang-format on
   }
 };
@@ -99,13 +112,16 @@ struct Result {
   std::vector<double> trajectory_V;     // V_1(t_j)..V_K(t_j)
   std::vector<double> trajectory_N;     // x_i(t_j) + V_i(t_j) / N
   std::vector<double> trajectory_EQ_V;  // sum_i V_i(t_j) over every level, one per time
+  // The limit's sojourn time T: quantiles at options.quantiles, P(T > t) at options.tail_times.
+  std::vector<double> T_quantile, T_tail;
 
   friend bool operator==(const Result&, const Result&) = default;
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     // clang-format off
     ar & EQ & ET & occupancy & tail & times & trajectory & trajectory_tail & V & EQ_V &
-        occupancy_N & EQ_N & ET_N & V2 & EQ_V2 & trajectory_V & trajectory_N & trajectory_EQ_V;
+        occupancy_N & EQ_N & ET_N & V2 & EQ_V2 & trajectory_V & trajectory_N & trajectory_EQ_V &
+        T_quantile & T_tail;
     // clang-format on
   }
 };

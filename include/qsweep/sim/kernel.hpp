@@ -55,6 +55,8 @@ class SojournHistogram {
   double total() const { return total_; }
   // The p-quantile, interpolated linearly inside its bin; NaN if empty.
   double quantile(double p) const;
+  // The same at every level of `levels` (increasing), in one pass over the bins.
+  std::vector<double> quantiles(const std::vector<double>& levels) const;
 
   static int bin(double x) {
     if (!(x >= 0x1.0p-32)) return 0;
@@ -104,6 +106,12 @@ struct ReplicationStats {
   std::vector<double> mean_R, utilisation;  // per server, or one value for all (pooled_servers)
   bool pooled_servers = false;  // exchangeable servers observed together (Kernel::pooled)
   SojournHistogram sojourn;
+  // For each of options.tail_times, the number of the sojourn times counted in sojourn_count that
+  // exceed it (with Erlang laws: their expected number, from the laws).
+  std::vector<double> sojourn_above;
+  // Transient mode (options.observe_times): Q and, row-major (times x occupancy_max), the
+  // fraction of servers with >= i jobs at each of the times.
+  std::vector<double> observed_Q, observed_occupancy;
   std::uint64_t events = 0;           // arrivals + departures, warm-up included
   std::uint64_t observed_events = 0;  // arrivals + departures during the observation
   // plan.batches > 0: per batch the mean of Q and the sum and number of the sojourn times

@@ -119,6 +119,17 @@ struct Options {
   // arrivals and services drawn apart from the policy's draws, with a uniformized race.
   unsigned common_random_numbers = 0;
   bool coupled_streams() const { return common_random_numbers != 0; }
+  // The sojourn-time distribution (docs/sim.md, "Sojourn-time distribution"): the quantiles at
+  // these levels (increasing, in (0, 1); T_quantile) and P(T > t) at these times (increasing,
+  // > 0; T_tail).
+  std::vector<double> quantiles = {0.5, 0.9, 0.99};
+  std::vector<double> tail_times;
+  // Transient mode (docs/sim.md, "Transient simulation"): nonempty, every replication runs once
+  // from `start` to the last of these times (increasing, >= 0), without warm-up or rounds, and
+  // the result holds E[Q(t)] and the occupancy x_i(t) at each of them (EQ_t, occupancy_t) in
+  // place of the steady-state estimates.
+  std::vector<double> observe_times;
+  bool transient() const { return !observe_times.empty(); }
 
   friend bool operator==(const Options&, const Options&) = default;
   template <class Archive>
@@ -138,6 +149,16 @@ struct Options {
     if (boost_archive || max_events != Options{}.max_events) ar & max_events;
     if (boost_archive || start != Start::empty) ar & start & initial_counts;
     if (boost_archive || common_random_numbers != 0) ar & common_random_numbers;
+    // The distribution's levels and times and the transient mode's times (added later still),
+    // each after its name in the canonical text: two lists of the same type must not give the
+    // same text when only one of them is off its default.
+    if constexpr (boost_archive) {
+      ar & quantiles & tail_times & observe_times;
+    } else {
+      if (quantiles != Options{}.quantiles) ar & std::string("quantiles") & quantiles;
+      if (!tail_times.empty()) ar & std::string("tail_times") & tail_times;
+      if (!observe_times.empty()) ar & std::string("observe_times") & observe_times;
+    }
     // clang-format on
   }
 };

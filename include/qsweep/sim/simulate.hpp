@@ -87,9 +87,14 @@ struct Result {
   std::vector<double> EQ_type, EQ_type_hw, ET_type, ET_type_hw;
   // Per server n = 0..N-1: mean number of jobs (replicas) there, and fraction of time busy.
   ServerValues ER_server, ER_server_hw, utilisation, utilisation_hw;
-  // Sojourn-time quantiles (point estimate from all replications pooled, half-width by
-  // sectioning; resolution 0.8% relative, docs/sim.md).
-  double T_p50 = 0.0, T_p50_hw = 0.0, T_p90 = 0.0, T_p90_hw = 0.0, T_p99 = 0.0, T_p99_hw = 0.0;
+  // Sojourn-time quantiles at options.quantiles (point estimate from all replications pooled,
+  // half-width by sectioning over the replications; resolution 0.8% relative) and P(T > t) at
+  // options.tail_times (exact counts, a ratio estimator over the replications); docs/sim.md,
+  // "Sojourn-time distribution".
+  std::vector<double> T_quantile, T_quantile_hw, T_tail, T_tail_hw;
+  // Transient mode (options.observe_times): E[Q(t)] at each of the times and, row-major (times x
+  // occupancy_max), the occupancy x_i(t), with 95% half-widths over the replications.
+  std::vector<double> EQ_t, EQ_t_hw, occupancy_t, occupancy_t_hw;
   // Each replication's own E[Q] and E[T] over the window kept (replication r draws from
   // Rng(seed, task_id, r)): with common random numbers, tasks pair by replication.
   std::vector<double> EQ_replications, ET_replications;
@@ -120,13 +125,14 @@ struct Result {
   // Every member, once: serialize() and operator== both walk this list.
   template <class Self>
   static auto fields(Self& r) {
-    return std::tie(
-        r.EQ, r.EQ_hw, r.VarQ, r.VarQ_hw, r.ET, r.ET_hw, r.pmf, r.pmf_hw, r.occupancy,
-        r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type, r.ET_type_hw,
-        r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw, r.T_p50, r.T_p50_hw, r.T_p90,
-        r.T_p90_hw, r.T_p99, r.T_p99_hw, r.EQ_replications, r.ET_replications, r.cumulative_time,
-        r.cumulative_replications, r.warmup, r.warmup_detected, r.horizon, r.replications,
-        r.hw99_factor, r.events, r.flags, r.correlation_time, r.quiet_replications, r.warning);
+    return std::tie(r.EQ, r.EQ_hw, r.VarQ, r.VarQ_hw, r.ET, r.ET_hw, r.pmf, r.pmf_hw, r.occupancy,
+                    r.occupancy_hw, r.type_servers, r.type_p, r.EQ_type, r.EQ_type_hw, r.ET_type,
+                    r.ET_type_hw, r.ER_server, r.ER_server_hw, r.utilisation, r.utilisation_hw,
+                    r.T_quantile, r.T_quantile_hw, r.T_tail, r.T_tail_hw, r.EQ_t, r.EQ_t_hw,
+                    r.occupancy_t, r.occupancy_t_hw, r.EQ_replications, r.ET_replications,
+                    r.cumulative_time, r.cumulative_replications, r.warmup, r.warmup_detected,
+                    r.horizon, r.replications, r.hw99_factor, r.events, r.flags, r.correlation_time,
+                    r.quiet_replications, r.warning);
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {

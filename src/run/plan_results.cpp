@@ -120,25 +120,45 @@ ColumnIndices column_indices(int format_version) {
   return indices;
 }
 
+// A row of a `method` group in this version as a file of `format_version` holds it (an older
+// file has fewer /simulate cells).
+Row in_version(Row row, sweep::Method method, int format_version, const ColumnIndices& indices) {
+  if (format_version >= store::kFormatVersion) return row;
+  Row kept;
+  for (const std::size_t c : indices[static_cast<std::size_t>(method)])
+    kept.cells.push_back(c >= kRetired ? CellValue{std::numeric_limits<double>::quiet_NaN()}
+                                       : std::move(row.cells[c]));
+  return kept;
+}
+
 // The planned rows of the layout's tables in a file of `format_version` (an older file has fewer
 // /tasks and /simulate cells).
-store::PlannedRows planned_rows(const sweep::Plan& plan, int format_version) {
+store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& layout,
+                                int format_version) {
   const std::size_t cells = task_columns(format_version).size();
-  return {[&plan, cells](std::uint64_t id) {
-            Row row = sweep::make_task_row(plan.tasks.at(id));
-            row.cells.resize(cells);
-            return row;
-          },
-          [&plan, format_version, indices = column_indices(format_version)](std::uint64_t id) {
-            Row row = sweep::make_row(plan.tasks.at(id), {});
-            if (format_version >= store::kFormatVersion) return row;
-            Row kept;
-            for (const std::size_t c : indices[static_cast<std::size_t>(plan.tasks.method(id))])
-              kept.cells.push_back(c >= kRetired
-                                       ? CellValue{std::numeric_limits<double>::quiet_NaN()}
-                                       : std::move(row.cells[c]));
-            return kept;
-          }};
+  store::PlannedRows planned{
+      [&plan, cells](std::uint64_t id) {
+        Row row = sweep::make_task_parameter_row(plan.tasks.at(id));
+        row.cells.resize(cells);
+        return row;
+      },
+      [&plan, format_version, indices = column_indices(format_version)](std::uint64_t id) {
+        const sweep::Task task = plan.tasks.at(id);
+        return in_version(sweep::make_parameter_row(task), task.method(), format_version, indices);
+      },
+      {},
+      {}};
+  if (layout.task_count() == 0) return planned;
+  // The other cells, from a task of each table: every task has the same.
+  planned.pending_task = sweep::make_task_row(plan.tasks.at(0));
+  planned.pending_task.cells.resize(cells);
+  const ColumnIndices indices = column_indices(format_version);
+  for (const store::GroupLayout& group : layout.groups()) {
+    const sweep::Task task = plan.tasks.at(group.task_ids[0]);
+    planned.pending_groups.push_back(
+        in_version(sweep::make_row(task, {}), task.method(), format_version, indices));
+  }
+  return planned;
 }
 
 }  // namespace
@@ -215,7 +235,7 @@ void create_results_file(const std::string& path, const sweep::Plan& plan,
                          MPI_Comm comm, store::WriterLock* lock) {
   const store::SweepIdentity sweep{plan.name, plan.source, plan.yaml_text, plan.yaml_sha256,
                                    plan.hash};
-  store::ResultsFile::create(path, sweep, layout, planned_rows(plan, store::kFormatVersion),
+  store::ResultsFile::create(path, sweep, layout, planned_rows(plan, layout, store::kFormatVersion),
                              provenance, comm, lock);
 }
 
@@ -245,7 +265,7 @@ void write_finished(store::ResultsFile& file, const sweep::Plan& plan,
 
 store::Verification verify_results(const std::string& path, const sweep::Plan& plan,
                                    const store::Layout& layout, int format_version) {
-  return store::verify_results(path, layout, planned_rows(plan, format_version));
+  return store::verify_results(path, layout, planned_rows(plan, layout, format_version));
 }
 
 }  // namespace qsweep::run

@@ -52,16 +52,17 @@ class PlannedWriter {
   explicit PlannedWriter(bool zeroed) : zeroed_(zeroed) {}
 
   // Writes rows `numbers` (ascending) of a table as `row_of` makes them (row number -> cells).
+  // (`others`: the table's cells of the columns that are not parameters, PlannedRows).
   template <class RowOf>
   void write(detail::TableDatasets& datasets, const std::vector<ColumnLayout>& columns,
-             const std::vector<std::uint64_t>& numbers, RowOf row_of,
+             const Row& others, const std::vector<std::uint64_t>& numbers, RowOf row_of,
              detail::Cells cells = detail::Cells::copied) {
     if (numbers.empty()) return;
     rows_.clear();
     for (const std::uint64_t row : numbers) rows_.push_back(row_of(row));
     entries_.clear();
     for (std::size_t i = 0; i < numbers.size(); ++i) entries_.emplace_back(numbers[i], &rows_[i]);
-    detail::encode_rows(columns, entries_, cells, images_);
+    detail::encode_rows(columns, entries_, cells, images_, &others);
     datasets.write(columns, numbers, images_, detail::TableDatasets::npos, zeroed_);
   }
 
@@ -182,7 +183,8 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
     for_my_chunks(tasks, rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
       numbers.clear();
       for (std::uint64_t row = begin; row < end; ++row) numbers.push_back(row);
-      planned_writer.write(file.tasks, layout.task_columns(), numbers, planned.task);
+      planned_writer.write(file.tasks, layout.task_columns(), planned.pending_task, numbers,
+                           planned.task);
       if (zeroed) return;
       const std::vector<detail::Range> chunk{{begin, end - begin}};
       file.write_attempts(chunk, std::vector<std::int32_t>(end - begin, 0));
@@ -198,10 +200,11 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
           if (detail::reserved_values(group.columns, row) <= detail::kLargeRowValues) {
             numbers.push_back(row);
           } else {
-            planned_writer.write(datasets, group.columns, {row}, row_of, detail::Cells::viewed);
+            planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), {row}, row_of,
+                                 detail::Cells::viewed);
           }
         }
-        planned_writer.write(datasets, group.columns, numbers, row_of);
+        planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), numbers, row_of);
         // Offsets are fixed by the layout: written once, here.
         for (std::size_t c = 0; c < group.columns.size(); ++c) {
           const ColumnLayout& column = group.columns[c];

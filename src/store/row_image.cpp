@@ -274,14 +274,14 @@ std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uin
 }
 
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
-                                     const RowEntries& entries, Cells cells) {
+                                     const RowEntries& entries, Cells cells, const Row* others) {
   std::vector<ColumnImage> images;
-  encode_rows(columns, entries, cells, images);
+  encode_rows(columns, entries, cells, images, others);
   return images;
 }
 
 void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& entries, Cells cells,
-                 std::vector<ColumnImage>& images) {
+                 std::vector<ColumnImage>& images, const Row* others) {
   images.resize(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
     const ColumnLayout& column = columns[c];
@@ -297,14 +297,17 @@ void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& ent
     if (!is_ragged(spec.type)) image.bytes.reserve(entries.size() * row_bytes(column));
     image.row_start.push_back(0);
     if (cells == Cells::viewed && entries.size() == 1 && is_ragged(spec.type) &&
-        view_ragged(column, entries.front().first, entries.front().second->cells.at(c), image)) {
+        view_ragged(column, entries.front().first,
+                    (others != nullptr && !spec.parameter ? others : entries.front().second)
+                        ->cells.at(c),
+                    image)) {
       continue;
     }
     std::size_t total = 0;
     for (const auto& entry : entries) total += image_bytes(column, entry.first);
     image.bytes.reserve(total);  // not grown value by value: up to twice the bytes
     for (const auto& [row, values] : entries) {
-      const CellValue& cell = values->cells.at(c);
+      const CellValue& cell = (others != nullptr && !spec.parameter ? others : values)->cells.at(c);
       switch (spec.type) {
         case ColumnType::f64:
           append_value(image.bytes, cell_as<double>(cell, spec));

@@ -81,14 +81,16 @@ inline constexpr std::uint64_t kLargeRowValues = 65536;
 // Values the ragged columns of a table reserve for a row.
 std::uint64_t reserved_values(const std::vector<ColumnLayout>& columns, std::uint64_t row);
 
-// The rows `entries` of a table with `columns`, column by column.
+// The rows `entries` of a table with `columns`, column by column. With `others`, the cells of
+// the columns that are not parameters are its cells, in every row (PlannedRows' pending rows).
 std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
-                                     const RowEntries& entries, Cells cells = Cells::copied);
+                                     const RowEntries& entries, Cells cells = Cells::copied,
+                                     const Row* others = nullptr);
 // The same into `images`, whose buffers are kept and reused: a writer that encodes block after
 // block does not map and fault in fresh pages for every block (a 4096-row block of a 256-byte
 // text column is 1 MiB, a mapping of its own).
 void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& entries, Cells cells,
-                 std::vector<ColumnImage>& images);
+                 std::vector<ColumnImage>& images, const Row* others = nullptr);
 
 // The cells of row i of `images` (read back from the file, or made by encode_rows without a
 // fill): the inverse of encode_rows, but for padding: a distribution keeps its NaN padding

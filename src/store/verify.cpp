@@ -25,15 +25,15 @@ using detail::read_rows;
 
 // Rows [first, first + count) of a table as `row_of` (row number -> cells) plans them.
 template <class RowOf>
-std::vector<ColumnImage> planned_rows(const std::vector<ColumnLayout>& columns, std::uint64_t first,
-                                      std::uint64_t count, RowOf row_of) {
+std::vector<ColumnImage> planned_rows(const std::vector<ColumnLayout>& columns, const Row& others,
+                                      std::uint64_t first, std::uint64_t count, RowOf row_of) {
   std::vector<Row> rows;
   rows.reserve(count);
   for (std::uint64_t r = 0; r < count; ++r) rows.push_back(row_of(first + r));
   detail::RowEntries entries;
   entries.reserve(count);
   for (std::uint64_t r = 0; r < count; ++r) entries.emplace_back(first + r, &rows[r]);
-  return detail::encode_rows(columns, entries);
+  return detail::encode_rows(columns, entries, detail::Cells::copied, &others);
 }
 
 bool same_bytes(std::span<const unsigned char> a, std::span<const unsigned char> b) {
@@ -90,7 +90,7 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
     const std::vector<ColumnImage> found =
         read_rows("tasks", task_columns, task_datasets, first, n);
     const std::vector<ColumnImage> expected_tasks =
-        planned_rows(task_columns, first, n, planned.task);
+        planned_rows(task_columns, planned.pending_task, first, n, planned.task);
     std::vector<std::uint64_t> checksums(n);
     detail::read_range(checksum_dataset.get(), H5T_NATIVE_UINT64, Range{first, n}, kOneValue,
                        checksums.data(), "/tasks/checksum");
@@ -107,7 +107,8 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
       const auto count = hi - lo;
       if (count == 0) continue;
       stored[g] = read_rows(group.name, group.columns, groups[g], group_first[g], count);
-      expected[g] = planned_rows(group.columns, group_first[g], count, [&](std::uint64_t row) {
+      expected[g] = planned_rows(group.columns, planned.pending_groups.at(g), group_first[g], count,
+                                 [&](std::uint64_t row) {
         return planned.group(group.task_ids[row]);
       });
     }

@@ -160,6 +160,15 @@ Row make_task_row(const Task& task) {
   return make_task_row(task, never_run, -1);
 }
 
+Row make_task_parameter_row(const Task& task) {
+  const TaskOutcome never_run;
+  Row row;
+  row.cells.reserve(task_table().size());
+  for (const TaskColumn& column : task_table())
+    row.cells.push_back(column.spec.parameter ? column.value(task, never_run, -1) : CellValue{});
+  return row;
+}
+
 CellValue task_cell(const Task& task, std::size_t column) {
   TaskOutcome never_run;
   never_run.wall_seconds = std::nan("");
@@ -192,6 +201,16 @@ Row make_row(const Task& task, const TaskOutcome& outcome) {
   Row row;
   for (const auto& column : *group(task.method()).columns)
     row.cells.push_back(column.value(task, outcome));
+  return row;
+}
+
+Row make_parameter_row(const Task& task) {
+  const TaskOutcome never_run;
+  const std::vector<detail::Column>& columns = *group(task.method()).columns;
+  Row row;
+  row.cells.reserve(columns.size());
+  for (const auto& column : columns)
+    row.cells.push_back(column.spec.parameter ? column.value(task, never_run) : CellValue{});
   return row;
 }
 

@@ -88,10 +88,17 @@ struct TaskRows {
   Row group;
 };
 
-// A task's rows before it runs (parameters in place, status pending, results empty), by task id.
+// The tasks' rows before they run (parameters in place, status pending, results empty). A task's
+// own cells are those of the parameter columns (ColumnSpec::parameter); the others are the same
+// for every task, given once (creating the file of 10^6 tasks makes each task's rows).
 struct PlannedRows {
-  std::function<Row(std::uint64_t task_id)> task;   // its row of /tasks
-  std::function<Row(std::uint64_t task_id)> group;  // its row of its group
+  // A task's row of /tasks and of its group, by task id: the cells of the parameter columns (the
+  // others are not read).
+  std::function<Row(std::uint64_t task_id)> task;
+  std::function<Row(std::uint64_t task_id)> group;
+  // The cells of the other columns: of /tasks, and of each group of the layout, in its order.
+  Row pending_task;
+  std::vector<Row> pending_groups;
 };
 
 struct ColumnLayout {

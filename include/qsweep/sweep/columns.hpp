@@ -42,6 +42,11 @@ Row make_row(const Task& task, const TaskOutcome& outcome);
 // version, which lacks them, holds in this version (the same bits as make_row gives).
 void derive_cells(const Task& task, Row& row);
 
+// make_row(task, {}) with only the cells of its parameter columns made, the others 0.0: a task
+// that has not run has the same results (NaN, -1, empty) as any other, and creating the results
+// file of 10^6 tasks makes every task's row (store::PlannedRows).
+Row make_parameter_row(const Task& task);
+
 // /tasks: one row per task of the plan, all methods. The parameters (id, method, block, seed,
 // key) come from the plan; the rest from the outcome and the rank that ran it (reused_from is
 // empty: write_combined fills it for a row copied from another study). The store adds its
@@ -51,6 +56,8 @@ const std::vector<ColumnSpec>& task_columns();
 Row make_task_row(const Task& task, const TaskOutcome& outcome, int rank);
 // The row of a task that has not run: pending, no error, wall_seconds NaN, rank -1.
 Row make_task_row(const Task& task);
+// make_task_row(task) with only the parameter cells made, the others 0.0 (as make_parameter_row).
+Row make_task_parameter_row(const Task& task);
 // Cell `column` of make_task_row(task), and of make_row(task, {}), alone.
 CellValue task_cell(const Task& task, std::size_t column);
 CellValue group_cell(const Task& task, std::size_t column);

@@ -59,11 +59,13 @@ sweep::Plan merged_plan(const std::vector<run::ResultsSource>& sources) {
       throw InputError(fmt::format("{} has seed {}, {} seed {}: files of one study share the seed",
                                    sources[0].path, merged.seed, sources[s].path, next.seed));
     std::unordered_set<std::string> keys;
-    for (const sweep::Task& task : merged.tasks) keys.insert(sweep::task_key(task));
+    for (std::uint64_t id = 0; id < merged.tasks.size(); ++id) keys.insert(merged.tasks.key(id));
     std::vector<int> blocks;
-    for (const sweep::Task& task : next.tasks)
-      if (!keys.contains(sweep::task_key(task)) && (blocks.empty() || blocks.back() != task.block))
-        blocks.push_back(task.block);
+    for (std::uint64_t id = 0; id < next.tasks.size(); ++id) {
+      const int block = next.tasks.at(id).block;
+      if (!keys.contains(next.tasks.key(id)) && (blocks.empty() || blocks.back() != block))
+        blocks.push_back(block);
+    }
     if (blocks.empty()) continue;  // every task of the next file is in already
     const std::string source = merged.source + " + " + next.source;
     const std::string text =

@@ -72,9 +72,9 @@ PlanCounts count_plan(const sweep::Plan& plan) {
     GroupCount& g = of_kind[e.kind];
     ++g.tasks;
     g.seconds += e.cost;
-    g.memory = std::max(g.memory, e.memory);
+    g.memory = std::max(g.memory, double{e.memory});
     counts.total_seconds += e.cost;
-    counts.largest_memory = std::max(counts.largest_memory, e.memory);
+    counts.largest_memory = std::max(counts.largest_memory, double{e.memory});
   }
   counts.unstable.assign(plan.tasks.size(), false);
   for (auto id : plan.unstable_tasks) {

@@ -63,7 +63,7 @@ ResultsSource open_source(const std::string& path) {
     sweep::Rounds rounds(source.plan);
     replay_rounds(source.plan, rounds, path);
   }
-  if (source.plan.hash != reader.attribute("plan_hash")) {
+  if (!sweep::is_plan_hash(source.plan, reader.attribute("plan_hash"))) {
     throw InputError(path + ": the sweep file stored in it expands to plan hash " +
                      source.plan.hash.substr(0, 12) + ", the file says " +
                      reader.attribute("plan_hash").substr(0, 12) +
@@ -138,7 +138,7 @@ ResultsSource open_reuse_source(const std::string& path) {
 std::vector<std::string> task_keys(const sweep::Plan& plan) {
   std::vector<std::string> keys;
   keys.reserve(plan.tasks.size());
-  for (const sweep::Task& task : plan.tasks) keys.push_back(sweep::task_key(task));
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) keys.push_back(plan.tasks.key(id));
   return keys;
 }
 
@@ -146,7 +146,7 @@ void key_finished(ResultsSource& source) {
   source.finished_keys.assign(source.plan.tasks.size(), std::string());
   for (std::uint64_t id = 0; id < source.plan.tasks.size(); ++id)
     if (finished(source.verified.statuses.at(id)))
-      source.finished_keys[id] = sweep::task_key(source.plan.tasks[id]);
+      source.finished_keys[id] = source.plan.tasks.key(id);
 }
 
 namespace {

@@ -138,7 +138,7 @@ store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& la
   const std::size_t cells = task_columns(format_version).size();
   store::PlannedRows planned{
       [&plan, cells](std::uint64_t id) {
-        Row row = sweep::make_task_parameter_row(plan.tasks.at(id));
+        Row row = sweep::make_task_parameter_row(plan.tasks.at(id), plan.tasks.key(id));
         row.cells.resize(cells);
         return row;
       },

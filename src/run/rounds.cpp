@@ -67,7 +67,7 @@ class FileValues {
                                      double x) const {
     std::uint64_t id = plan_id;
     if (keyed()) {
-      const auto row = row_of_key_.find(sweep::task_key(plan_.tasks.at(plan_id)));
+      const auto row = row_of_key_.find(plan_.tasks.key(plan_id));
       if (row == row_of_key_.end()) return std::nullopt;  // not in the file
       id = row->second;
     }
@@ -105,7 +105,7 @@ std::optional<std::vector<sweep::NewPoint>> propose_from_file(const sweep::Round
 void replay_rounds(sweep::Plan& plan, sweep::Rounds& rounds, const std::string& path,
                    std::vector<std::vector<sweep::NewPoint>>* added) {
   const std::string file_hash = store::ResultsReader(path).attribute("plan_hash");
-  while (plan.hash != file_hash) {
+  while (!sweep::is_plan_hash(plan, file_hash)) {
     const FileValues values(plan, path);
     // A file without keys has a row for each task of the plan so far: tasks are appended.
     if (!values.keyed() && store::ResultsReader(path).task_count() < plan.tasks.size()) return;

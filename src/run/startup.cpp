@@ -116,7 +116,7 @@ StartState read_start(const sweep::Plan& plan, const store::Layout& layout, cons
   }
   const store::ResultsReader reader(path);
   const std::string file_hash = reader.attribute("plan_hash");
-  if (file_hash != plan.hash) {
+  if (!sweep::is_plan_hash(plan, file_hash)) {
     throw InputError(path + " holds the results of a different plan (plan hash " +
                      file_hash.substr(0, 12) + ", " + plan.source + " expands to " +
                      plan.hash.substr(0, 12) +
@@ -263,11 +263,12 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
   const std::string file_hash = reader.attribute("plan_hash");
   const std::string version = reader.attribute("format_version");
   const bool current = version == std::to_string(store::kFormatVersion);
-  const bool same_file = file_hash == plan.hash && current;
+  const bool same_plan = sweep::is_plan_hash(plan, file_hash);
+  const bool same_file = same_plan && current;
   if (same_file && reused.empty()) return true;
   const std::string different =
       same_file ? path + " cannot take rows of --reuse"
-      : file_hash == plan.hash
+      : same_plan
           ? path + " is of format version " + version + " (this qsweep writes " +
                 std::to_string(store::kFormatVersion) + ") and cannot grow"
           : path + " holds the results of a different plan (plan hash " + file_hash.substr(0, 12) +
@@ -300,7 +301,7 @@ bool grow_results(const sweep::Plan& plan, const std::string& path, const RunOpt
     std::fprintf(stderr,
                  "qsweep: %s rewritten with the rows of --reuse (%llu finished rows kept)\n",
                  path.c_str(), static_cast<unsigned long long>(kept));
-  } else if (file_hash == plan.hash || (!current && source.plan.yaml_text == plan.yaml_text)) {
+  } else if (same_plan || (!current && source.plan.yaml_text == plan.yaml_text)) {
     // The same sweep, of another plan hash: a version 2 file has a row for each task its sweep
     // repeats in a later block, which the plan now holds once (sweep::BlockDuplicates).
     const std::size_t joined = source.plan.tasks.size() > plan.tasks.size()

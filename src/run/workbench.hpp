@@ -43,7 +43,7 @@ class Workbench {
       // Before the next batch starts: what this rank holds without a task.
       double largest = 0.0;
       for (const std::uint64_t id : running_.batch.ids)
-        largest = std::max(largest, plan_.tasks.estimate(id).memory);
+        largest = std::max(largest, double{plan_.tasks.estimate(id).memory});
       if (largest >= kReleaseAfterBytes) release_free_memory();
       report->resident_bytes = resident_bytes();
     }

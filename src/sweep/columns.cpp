@@ -1,5 +1,6 @@
 #include "qsweep/sweep/columns.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -160,12 +161,20 @@ Row make_task_row(const Task& task) {
   return make_task_row(task, never_run, -1);
 }
 
-Row make_task_parameter_row(const Task& task) {
+Row make_task_parameter_row(const Task& task, const std::string& key) {
+  static const std::size_t key_column = static_cast<std::size_t>(
+      std::find_if(task_table().begin(), task_table().end(),
+                   [](const TaskColumn& column) { return column.spec.name == "key"; }) -
+      task_table().begin());
   const TaskOutcome never_run;
   Row row;
   row.cells.reserve(task_table().size());
-  for (const TaskColumn& column : task_table())
-    row.cells.push_back(column.spec.parameter ? column.value(task, never_run, -1) : CellValue{});
+  for (std::size_t c = 0; c < task_table().size(); ++c) {
+    const TaskColumn& column = task_table()[c];
+    row.cells.push_back(c == key_column       ? CellValue{key}
+                        : column.spec.parameter ? column.value(task, never_run, -1)
+                                                : CellValue{});
+  }
   return row;
 }
 

@@ -570,8 +570,10 @@ void expand_block(const BlockInput& block, PlanState& state) {
   if (tasks.estimates_.empty()) {  // every block's grid, at most max_tasks
     tasks.points_.reserve(state.planned);
     tasks.estimates_.reserve(state.planned);
+    tasks.keys_.reserve(state.planned);
     ask_huge_pages(tasks.points_);
     ask_huge_pages(tasks.estimates_);
+    ask_huge_pages(tasks.keys_);
   }
   const MethodAdapter& method = method_adapter(block.method);
   PointContext context(*grid, state.on_unstable_error);  // its memo lives through the block
@@ -657,14 +659,16 @@ void expand_block(const BlockInput& block, PlanState& state) {
     TaskEstimate estimate;
     estimate.ranks = t.ranks;
     if (const std::optional<CostEstimate> cost = method.prepare(t, context)) {
-      estimate = {cost->seconds, cost->memory.bytes, cost->memory.result_bytes, t.ranks};
+      estimate = {cost->seconds, static_cast<float>(cost->memory.bytes),
+                  static_cast<float>(cost->memory.result_bytes), t.ranks};
     } else {
       state.unstable_tasks.push_back(t.id);
     }
     estimate.kind = tasks.kind_of(t);
     tasks.points_.push_back(static_cast<std::uint32_t>(point));
     tasks.estimates_.push_back(estimate);
-    state.hash.add(t, text);
+    tasks.keys_.push_back(key_bits(t, text));
+    state.hash.add(t, tasks.keys_.back());
   }
 
   for (std::size_t a = 0; a < used.size(); ++a)

@@ -44,12 +44,15 @@ inline constexpr std::uint64_t kMaxPlanListBytes = std::uint64_t{1} << 30;
 // duplicate removal and task_key read it).
 std::string content_text(Task task);
 
+// The key of a task whose content text is `text` (task_key's bits).
+KeyBits key_bits(const Task& task, std::string_view text);
+
 // The plan hash (plan_hash in plan.hpp), task by task.
 class PlanHasher {
  public:
   PlanHasher();
-  // `text`: the content text of `task`; the hash covers its id and block too.
-  void add(const Task& task, std::string_view text);
+  // Task `task` of key `key`; the hash covers its id and block too.
+  void add(const Task& task, const KeyBits& key);
   std::string hex_digest() { return sha_.hex_digest(); }
 
  private:

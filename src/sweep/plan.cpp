@@ -321,27 +321,25 @@ std::string numbers_line(const Task& task) {
 
 namespace detail {
 
-PlanHasher::PlanHasher() { sha_.update("qsweep-plan-v1\n"); }
+KeyBits key_bits(const Task& task, std::string_view text) {
+  Sha256 sha;
+  sha.update(numbers_line(task));
+  sha.update(text);
+  const std::array<std::uint32_t, 8> words = sha.digest_words();
+  return {std::uint64_t{words[0]} << 32 | words[1], std::uint64_t{words[2]} << 32 | words[3]};
+}
 
-void PlanHasher::add(const Task& task, std::string_view text) {
-  // The canonical text with the task's id and block: "{ID;METHOD;BLOCK;" replaces the leading
-  // "{0;METHOD;0;" of its content text.
-  constexpr std::string_view kNoId = "{0;";
-  const std::size_t method_end = text.find(';', kNoId.size());
-  if (text.substr(0, kNoId.size()) != kNoId || method_end == std::string_view::npos ||
-      text.substr(method_end, 3) != ";0;")
-    throw std::logic_error("PlanHasher: not a canonical text with id 0 and block 0");
-  sha_.update(numbers_line(task));
-  char head[48] = {'{'};
-  char* end = std::to_chars(head + 1, head + 22, task.id).ptr;
-  *end++ = ';';
-  sha_.update(std::string_view(head, static_cast<std::size_t>(end - head)));
-  sha_.update(text.substr(kNoId.size(), method_end + 1 - kNoId.size()));
-  end = std::to_chars(head, head + 22, task.block).ptr;
-  *end++ = ';';
-  sha_.update(std::string_view(head, static_cast<std::size_t>(end - head)));
-  sha_.update(text.substr(method_end + 3));
-  sha_.update("\n");
+PlanHasher::PlanHasher() { sha_.update("qsweep-plan-v2\n"); }
+
+void PlanHasher::add(const Task& task, const KeyBits& key) {
+  // Little-endian 64-bit words: id, block, key[0], key[1] (half a SHA-256 block per task).
+  const std::array<std::uint64_t, 4> words{task.id, static_cast<std::uint64_t>(task.block), key[0],
+                                           key[1]};
+  std::array<char, sizeof words> bytes;
+  for (std::size_t w = 0; w < words.size(); ++w)
+    for (std::size_t b = 0; b < 8; ++b)
+      bytes[8 * w + b] = static_cast<char>(words[w] >> (8 * b));
+  sha_.update(std::string_view(bytes.data(), bytes.size()));
 }
 
 std::string content_text(Task task) {
@@ -355,17 +353,61 @@ std::string content_text(Task task) {
 
 namespace {
 
-template <class Tasks>
-std::string hash_of(const Tasks& tasks) {
-  detail::PlanHasher hasher;
-  for (const Task& task : tasks) hasher.add(task, detail::content_text(task));
-  return hasher.hex_digest();
-}
+// The plan hash before 2026-12-08 (legacy_plan_hash): the SHA-256 of every task's canonical text
+// with its id and block.
+class TextPlanHasher {
+ public:
+  TextPlanHasher() { sha_.update("qsweep-plan-v1\n"); }
+  // `text`: the content text of `task`.
+  void add(const Task& task, std::string_view text) {
+    // The canonical text with the task's id and block: "{ID;METHOD;BLOCK;" replaces the leading
+    // "{0;METHOD;0;" of its content text.
+    constexpr std::string_view kNoId = "{0;";
+    const std::size_t method_end = text.find(';', kNoId.size());
+    if (text.substr(0, kNoId.size()) != kNoId || method_end == std::string_view::npos ||
+        text.substr(method_end, 3) != ";0;")
+      throw std::logic_error("TextPlanHasher: not a canonical text with id 0 and block 0");
+    sha_.update(numbers_line(task));
+    char head[48] = {'{'};
+    char* end = std::to_chars(head + 1, head + 22, task.id).ptr;
+    *end++ = ';';
+    sha_.update(std::string_view(head, static_cast<std::size_t>(end - head)));
+    sha_.update(text.substr(kNoId.size(), method_end + 1 - kNoId.size()));
+    end = std::to_chars(head, head + 22, task.block).ptr;
+    *end++ = ';';
+    sha_.update(std::string_view(head, static_cast<std::size_t>(end - head)));
+    sha_.update(text.substr(method_end + 3));
+    sha_.update("\n");
+  }
+  std::string hex_digest() { return sha_.hex_digest(); }
+
+ private:
+  Sha256 sha_;
+};
 
 }  // namespace
 
-std::string plan_hash(const std::vector<Task>& tasks) { return hash_of(tasks); }
-std::string plan_hash(const PlanTasks& tasks) { return hash_of(tasks); }
+std::string plan_hash(const std::vector<Task>& tasks) {
+  detail::PlanHasher hasher;
+  for (const Task& task : tasks) hasher.add(task, detail::key_bits(task, detail::content_text(task)));
+  return hasher.hex_digest();
+}
+
+std::string plan_hash(const PlanTasks& tasks) {
+  detail::PlanHasher hasher;
+  for (std::uint64_t id = 0; id < tasks.size(); ++id) hasher.add(tasks.at(id), tasks.key_bits(id));
+  return hasher.hex_digest();
+}
+
+std::string legacy_plan_hash(const Plan& plan) {
+  TextPlanHasher hasher;
+  for (const Task& task : plan.tasks) hasher.add(task, detail::content_text(task));
+  return hash_with_refinements(hasher.hex_digest(), plan.refinements);
+}
+
+bool is_plan_hash(const Plan& plan, const std::string& stored) {
+  return stored == plan.hash || stored == legacy_plan_hash(plan);
+}
 
 std::string hash_with_refinements(const std::string& tasks_hash,
                                   const std::vector<Refinement>& refinements) {
@@ -414,7 +456,9 @@ Method PlanTasks::method(std::uint64_t id) const {
 void PlanTasks::push_back(Task task) {
   if (task.id != size())
     throw std::logic_error("PlanTasks::push_back: a task by hand needs id == size()");
-  estimates_.push_back({task.cost, task.memory, task.result_memory, task.ranks, kind_of(task)});
+  estimates_.push_back({task.cost, static_cast<float>(task.memory),
+                        static_cast<float>(task.result_memory), task.ranks, kind_of(task)});
+  keys_.push_back(detail::key_bits(task, detail::content_text(task)));
   given_.push_back(std::move(task));
 }
 
@@ -428,9 +472,19 @@ std::uint32_t PlanTasks::kind_of(const Task& task) {
   return static_cast<std::uint32_t>(kinds_.size() - 1);
 }
 
-std::string task_key(const Task& task) {
-  return sha256_hex(numbers_line(task) + detail::content_text(task)).substr(0, 32);
+namespace {
+
+std::string key_hex(const KeyBits& key) {
+  return fmt::format("{:016x}{:016x}", key[0], key[1]);
 }
+
+}  // namespace
+
+std::string task_key(const Task& task) {
+  return key_hex(detail::key_bits(task, detail::content_text(task)));
+}
+
+std::string PlanTasks::key(std::uint64_t id) const { return key_hex(keys_.at(id)); }
 
 std::array<std::uint64_t, 2> stream_key(const Task& task) {
   void (*common)(Task&) = detail::method_adapter(task.method()).common_streams;
@@ -439,11 +493,8 @@ std::array<std::uint64_t, 2> stream_key(const Task& task) {
     shared = task;
     common(shared);
   }
-  const std::string key = task_key(common != nullptr ? shared : task);
-  std::array<std::uint64_t, 2> words{};
-  for (std::size_t w = 0; w < words.size(); ++w)
-    std::from_chars(key.data() + 16 * w, key.data() + 16 * (w + 1), words[w], 16);
-  return words;
+  const Task& keyed = common != nullptr ? shared : task;
+  return detail::key_bits(keyed, detail::content_text(keyed));
 }
 
 std::string joined_sweep_text(const std::string& first, const std::string& second,

@@ -12,7 +12,7 @@
 namespace qsweep::sweep {
 
 Rounds::Rounds(const Plan& plan) {
-  for (const Task& task : plan.tasks) ids_.emplace(task_key(task), task.id);
+  for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) ids_.emplace(plan.tasks.key(id), id);
   for (std::size_t r = 0; r < plan.refinements.size(); ++r) {
     for (std::vector<RefinedPoint>& points : refinement_curves(plan, r)) {
       Curve curve;

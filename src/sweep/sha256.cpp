@@ -140,7 +140,7 @@ void Sha256::update(std::string_view data) {
   buffered_ = size;
 }
 
-std::string Sha256::hex_digest() {
+std::array<std::uint32_t, 8> Sha256::digest_words() {
   // Padding: 0x80, zeros up to 56 mod 64, then the message length in bits, big-endian.
   const std::uint64_t bits = total_bytes_ * 8;
   std::array<char, 72> padding{};
@@ -149,10 +149,14 @@ std::string Sha256::hex_digest() {
   for (int i = 0; i < 8; ++i)
     padding[1 + zeros + static_cast<std::size_t>(i)] = static_cast<char>(bits >> (56 - 8 * i));
   update(std::string_view(padding.data(), 1 + zeros + 8));
+  return state_;
+}
+
+std::string Sha256::hex_digest() {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
   hex.reserve(64);
-  for (std::uint32_t word : state_)
+  for (std::uint32_t word : digest_words())
     for (int shift = 28; shift >= 0; shift -= 4) hex += kHex[(word >> shift) & 0xf];
   return hex;
 }

@@ -150,8 +150,8 @@ TEST(MemoryLedger, AnIdleNodeTakesATaskThatFitsItsBudget) {
 sweep::Plan memory_plan(const std::vector<double>& memory, const std::vector<double>& results) {
   sweep::Plan plan = testing::hook_plan(memory.size(), "memory", 1.0);
   for (std::size_t i = 0; i < memory.size(); ++i) {
-    plan.tasks.estimate(i).memory = memory[i];
-    plan.tasks.estimate(i).result_memory = results.empty() ? 0.0 : results[i];
+    plan.tasks.estimate(i).memory = static_cast<float>(memory[i]);
+    plan.tasks.estimate(i).result_memory = results.empty() ? 0.0F : static_cast<float>(results[i]);
   }
   return plan;
 }

@@ -230,7 +230,7 @@ TEST_F(MpiRanks, TasksOnANodeStayWithinItsMemory) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   sweep::Plan plan = hook_plan(34, "node-memory", 0.0);
   for (std::uint64_t id = 0; id < plan.tasks.size(); ++id)
-    plan.tasks.estimate(id).memory = (id % 8 == 0 ? 600.0 : 100.0) * kGiB;
+    plan.tasks.estimate(id).memory = static_cast<float>((id % 8 == 0 ? 600.0 : 100.0) * kGiB);
   options_.node_memory = 1000.0 * kGiB;
   options_.max_task_memory = 1000.0 * kGiB;
   const fs::path log = dir_ / ("rank-" + std::to_string(world_.rank()) + ".log");

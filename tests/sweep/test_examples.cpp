@@ -82,7 +82,7 @@ TEST(Examples, PlannedRowsDifferOnlyInParameters) {
             << entry.path().filename() << " task " << task.id << " column " << columns[c].name;
       }
       const Row task_row = make_task_row(task);
-      const Row task_parameters = make_task_parameter_row(task);
+      const Row task_parameters = make_task_parameter_row(task, plan.tasks.key(task.id));
       if (!first_task_row) first_task_row = task_row;
       for (std::size_t c = 0; c < task_columns().size(); ++c) {
         const bool parameter = task_columns()[c].parameter;

@@ -1,5 +1,7 @@
 // The plan hash is what `qsweep run --resume` compares with the hash stored in a results file:
-// a change to it makes every results file written before it refuse to resume. These hashes were
+// a change to it makes every results file written before it refuse to resume, unless the old
+// hash is still recognised (legacy_plan_hash, the hash of results files made before 2026-12-08,
+// from the tasks' texts). These hashes were
 // computed by qsweep built from main at 33e1b4b (`qsweep plan --json FILE`, "plan_hash"), before
 // a task held its method's parameters as one variant alternative; a test that fails here means
 // the canonical form of a Task (Task::serialize, src/sweep/canonical.hpp) changed. The plans with
@@ -8,9 +10,11 @@
 // numbers version 2 (their old hashes are kept as `before`).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 #include "qsweep/sweep/plan.hpp"
+#include "qsweep/sweep/sha256.hpp"
 
 namespace qsweep::sweep {
 namespace {
@@ -105,10 +109,38 @@ TEST(PlanHash, EqualsTheHashOfResultsFilesWrittenBefore) {
   for (const Pinned& pinned : kPinned) {
     const Plan plan = parse_plan(pinned.yaml, std::string(pinned.name) + ".yaml");
     EXPECT_EQ(plan.tasks.size(), pinned.tasks) << pinned.name;
-    EXPECT_EQ(plan.hash, pinned.hash) << pinned.name << ": resume of older results files breaks";
+    EXPECT_EQ(legacy_plan_hash(plan), pinned.hash)
+        << pinned.name << ": resume of older results files breaks";
+    EXPECT_TRUE(is_plan_hash(plan, pinned.hash)) << pinned.name;
     if (pinned.before != nullptr) {
-      EXPECT_NE(plan.hash, pinned.before) << pinned.name;
+      EXPECT_FALSE(is_plan_hash(plan, pinned.before)) << pinned.name;
     }
+  }
+}
+
+// Since 2026-12-08 the hash is made from the tasks' keys, which expansion computes anyway (the
+// text of every task was hashed a second time): the SHA-256 of "qsweep-plan-v2\n" and each
+// task's id, block and key words as little-endian 64-bit integers, as documented, made here from
+// task_key of each task made again.
+TEST(PlanHash, IsTheHashOfEveryTasksIdBlockAndKey) {
+  for (const Pinned& pinned : kPinned) {
+    const Plan plan = parse_plan(pinned.yaml, std::string(pinned.name) + ".yaml");
+    ASSERT_TRUE(plan.refinements.empty());
+    std::string lines = "qsweep-plan-v2\n";
+    for (std::uint64_t id = 0; id < plan.tasks.size(); ++id) {
+      const Task task = plan.tasks[id];
+      const std::string key = task_key(task);
+      const std::array<std::uint64_t, 4> words{
+          task.id, static_cast<std::uint64_t>(task.block),
+          static_cast<std::uint64_t>(std::stoull(key.substr(0, 16), nullptr, 16)),
+          static_cast<std::uint64_t>(std::stoull(key.substr(16), nullptr, 16))};
+      for (const std::uint64_t word : words)
+        for (int byte = 0; byte < 8; ++byte) lines += static_cast<char>(word >> (8 * byte));
+      EXPECT_EQ(plan.tasks.key(id), task_key(task)) << pinned.name << " task " << id;
+    }
+    EXPECT_EQ(plan.hash, sha256_hex(lines)) << pinned.name;
+    EXPECT_NE(plan.hash, pinned.hash) << pinned.name;
+    EXPECT_TRUE(is_plan_hash(plan, plan.hash)) << pinned.name;
   }
 }
 
@@ -131,7 +163,8 @@ blocks:
 )",
                                "pin-pooled.yaml");
   ASSERT_EQ(plan.tasks.size(), 4u);
-  EXPECT_NE(plan.hash, "d94a2feab8e333dbe766e545596fd1bef2a43c27a1e96b23b6b5acffe9bb6b22");
+  EXPECT_FALSE(
+      is_plan_hash(plan, "d94a2feab8e333dbe766e545596fd1bef2a43c27a1e96b23b6b5acffe9bb6b22"));
 }
 
 }  // namespace

@@ -56,8 +56,9 @@ const std::vector<ColumnSpec>& task_columns();
 Row make_task_row(const Task& task, const TaskOutcome& outcome, int rank);
 // The row of a task that has not run: pending, no error, wall_seconds NaN, rank -1.
 Row make_task_row(const Task& task);
-// make_task_row(task) with only the parameter cells made, the others 0.0 (as make_parameter_row).
-Row make_task_parameter_row(const Task& task);
+// make_task_row(task) with only the parameter cells made, the others 0.0 (as make_parameter_row),
+// and `key` (task_key(task), which the plan holds: PlanTasks::key) as its key.
+Row make_task_parameter_row(const Task& task, const std::string& key);
 // Cell `column` of make_task_row(task), and of make_row(task, {}), alone.
 CellValue task_cell(const Task& task, std::size_t column);
 CellValue group_cell(const Task& task, std::size_t column);

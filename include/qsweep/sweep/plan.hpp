@@ -19,23 +19,25 @@ namespace qsweep::sweep {
 // Refuse plans bigger than this (a typo in a linspace count must not allocate a week of tasks);
 // the sweep file may raise it with the top-level key `max_tasks`, up to kMaxMaxTasks. A block
 // counts with the size of its full grid, before combinations that differ only in unused
-// parameters are merged. Every rank holds the plan: 36 bytes per task and 8 per linspace value
-// (PlanTasks), about 50 bytes per task at the peak of expansion (measured with
+// parameters are merged. Every rank holds the plan: 44 bytes per task and 8 per linspace value
+// (PlanTasks), about 70 bytes per task at the peak of expansion (measured with
 // `/usr/bin/time -f %M qsweep plan` on sweeps of 1e5 and 1e6 tasks; docs/sweep-format.md):
-// 50 MB per rank by default, 0.5 GB per rank at the upper limit.
+// 70 MB per rank by default, 0.7 GB per rank at the upper limit.
 inline constexpr std::uint64_t kDefaultMaxTasks = 1'000'000;
 inline constexpr std::uint64_t kMaxMaxTasks = 10'000'000;
 
 // The estimates of a task (sweep/cost.hpp), which the plan keeps for every task without making it.
 struct TaskEstimate {
   double cost = 0.0;
-  double memory = 0.0;
-  double result_memory = 0.0;
+  // Bytes, to 7 significant digits (float: the plan keeps one per task; an estimate is not
+  // known to that precision).
+  float memory = 0.0F;
+  float result_memory = 0.0F;
   int ranks = 1;  // Task::ranks, for the runner's choice of ranks (run/spans.hpp)
-  // The task's kind, an index into PlanTasks::kinds() (in what would otherwise be padding).
+  // The task's kind, an index into PlanTasks::kinds().
   std::uint32_t kind = 0;
 };
-static_assert(sizeof(TaskEstimate) == 32, "the plan keeps one per task");
+static_assert(sizeof(TaskEstimate) == 24, "the plan keeps one per task");
 
 // What `qsweep plan` counts tasks by: the method and sweep::category (task.hpp).
 struct TaskKind {
@@ -50,8 +52,11 @@ struct PlanState;
 void expand_block(const BlockInput& block, PlanState& state);
 }  // namespace detail
 
+// A task key's 128 bits (task_key): its first 16 hex digits, then its last 16, as numbers.
+using KeyBits = std::array<std::uint64_t, 2>;
+
 // The tasks of a plan, by id. A plan expanded from a sweep keeps each block's grid and, per
-// task, its grid point and estimates and ranks (36 bytes); task(id) makes the Task again from its
+// task, its grid point, estimates and ranks, and key (44 bytes); task(id) makes the Task again from its
 // block with the code that expanded it, so every rank can hold a plan of 10^7 tasks. A plan built
 // by hand (tests, benchmarks) holds its Tasks.
 class PlanTasks {
@@ -65,6 +70,10 @@ class PlanTasks {
   const Task front() const { return at(0); }
   const Task back() const { return at(size() - 1); }
   Method method(std::uint64_t id) const;
+  // task_key(at(id)), kept since expansion (a task's key is a SHA-256 of its canonical text:
+  // made once per plan, not again by each reader).
+  std::string key(std::uint64_t id) const;
+  const KeyBits& key_bits(std::uint64_t id) const { return keys_.at(id); }
   // Without making the task (the scheduler reads these for every task).
   const TaskEstimate& estimate(std::uint64_t id) const { return estimates_.at(id); }
   TaskEstimate& estimate(std::uint64_t id) { return estimates_.at(id); }
@@ -106,6 +115,7 @@ class PlanTasks {
   std::vector<std::uint64_t> grid_first_;  // id of each grid's first task
   std::vector<std::uint32_t> points_;      // grid point of each task (< max_tasks <= 10^7)
   std::vector<TaskEstimate> estimates_;
+  std::vector<KeyBits> keys_;
   std::vector<Task> given_;  // the tasks by hand, after the grids' (points_)
   std::vector<TaskKind> kinds_;
   std::uint32_t kind_of(const Task& task);  // its index in kinds_, added if new
@@ -220,11 +230,19 @@ struct Flag {
 };
 Plan plan_from_flags(const std::vector<Flag>& flags);
 
-// Hex SHA-256 of the canonical form of every task in order (ids, methods, all parameters and
-// seeds; not the cost estimates): equal plans, and only those, have equal hashes. Plans from a
-// sweep compute it as they expand (Plan::hash).
+// Hex SHA-256 of the line "qsweep-plan-v2" and then, task by task in order, its id, block and
+// the two words of its key (task_key, which covers its method, all parameters and seed, not the
+// cost estimate) as four little-endian 64-bit integers: equal plans, and only those, have equal
+// hashes. Plans from a sweep
+// compute it as they expand (Plan::hash).
 std::string plan_hash(const std::vector<Task>& tasks);
 std::string plan_hash(const PlanTasks& tasks);
+// The hash of `plan` as qsweep computed it before 2026-12-08, from every task's canonical text
+// (results files made then store it): slower, made only to recognise such a file.
+std::string legacy_plan_hash(const Plan& plan);
+// Whether `stored` (a results file's plan_hash) is the hash of `plan`: plan.hash, or its
+// legacy_plan_hash.
+bool is_plan_hash(const Plan& plan, const std::string& stored);
 // The hash of a plan whose tasks hash to `tasks_hash`: that hash without refinements, else the
 // SHA-256 of it and every refine key (criterion, tolerance, budget), so that a results file
 // refined to one tolerance is not continued with another.

@@ -7,7 +7,7 @@
 
 namespace qsweep::sweep {
 
-// Incremental: update() any number of times, then hex_digest() once.
+// Incremental: update() any number of times, then hex_digest() or digest_words() once.
 class Sha256 {
  public:
   // With the x86 SHA instructions where the CPU has them (8x the portable code: the plan hash
@@ -15,6 +15,8 @@ class Sha256 {
   explicit Sha256(bool portable = false);
   void update(std::string_view data);
   std::string hex_digest();  // lower-case, 64 characters
+  // The digest as its eight big-endian 32-bit words (instead of hex_digest).
+  std::array<std::uint32_t, 8> digest_words();
   // Whether this CPU has the SHA instructions.
   static bool accelerated();
 

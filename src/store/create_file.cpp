@@ -200,11 +200,12 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
           if (detail::reserved_values(group.columns, row) <= detail::kLargeRowValues) {
             numbers.push_back(row);
           } else {
-            planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), {row}, row_of,
-                                 detail::Cells::viewed);
+            planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), {row},
+                                 row_of, detail::Cells::viewed);
           }
         }
-        planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), numbers, row_of);
+        planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), numbers,
+                             row_of);
         // Offsets are fixed by the layout: written once, here.
         for (std::size_t c = 0; c < group.columns.size(); ++c) {
           const ColumnLayout& column = group.columns[c];

@@ -297,10 +297,10 @@ void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& ent
     if (!is_ragged(spec.type)) image.bytes.reserve(entries.size() * row_bytes(column));
     image.row_start.push_back(0);
     if (cells == Cells::viewed && entries.size() == 1 && is_ragged(spec.type) &&
-        view_ragged(column, entries.front().first,
-                    (others != nullptr && !spec.parameter ? others : entries.front().second)
-                        ->cells.at(c),
-                    image)) {
+        view_ragged(
+            column, entries.front().first,
+            (others != nullptr && !spec.parameter ? others : entries.front().second)->cells.at(c),
+            image)) {
       continue;
     }
     std::size_t total = 0;

@@ -107,10 +107,9 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
       const auto count = hi - lo;
       if (count == 0) continue;
       stored[g] = read_rows(group.name, group.columns, groups[g], group_first[g], count);
-      expected[g] = planned_rows(group.columns, planned.pending_groups.at(g), group_first[g], count,
-                                 [&](std::uint64_t row) {
-        return planned.group(group.task_ids[row]);
-      });
+      expected[g] =
+          planned_rows(group.columns, planned.pending_groups.at(g), group_first[g], count,
+                       [&](std::uint64_t row) { return planned.group(group.task_ids[row]); });
     }
 
     const std::size_t status_column = layout.status_column();

@@ -171,7 +171,7 @@ Row make_task_parameter_row(const Task& task, const std::string& key) {
   row.cells.reserve(task_table().size());
   for (std::size_t c = 0; c < task_table().size(); ++c) {
     const TaskColumn& column = task_table()[c];
-    row.cells.push_back(c == key_column       ? CellValue{key}
+    row.cells.push_back(c == key_column         ? CellValue{key}
                         : column.spec.parameter ? column.value(task, never_run, -1)
                                                 : CellValue{});
   }

@@ -337,8 +337,7 @@ void PlanHasher::add(const Task& task, const KeyBits& key) {
                                            key[1]};
   std::array<char, sizeof words> bytes;
   for (std::size_t w = 0; w < words.size(); ++w)
-    for (std::size_t b = 0; b < 8; ++b)
-      bytes[8 * w + b] = static_cast<char>(words[w] >> (8 * b));
+    for (std::size_t b = 0; b < 8; ++b) bytes[8 * w + b] = static_cast<char>(words[w] >> (8 * b));
   sha_.update(std::string_view(bytes.data(), bytes.size()));
 }
 
@@ -389,7 +388,8 @@ class TextPlanHasher {
 
 std::string plan_hash(const std::vector<Task>& tasks) {
   detail::PlanHasher hasher;
-  for (const Task& task : tasks) hasher.add(task, detail::key_bits(task, detail::content_text(task)));
+  for (const Task& task : tasks)
+    hasher.add(task, detail::key_bits(task, detail::content_text(task)));
   return hasher.hex_digest();
 }
 
@@ -474,9 +474,7 @@ std::uint32_t PlanTasks::kind_of(const Task& task) {
 
 namespace {
 
-std::string key_hex(const KeyBits& key) {
-  return fmt::format("{:016x}{:016x}", key[0], key[1]);
-}
+std::string key_hex(const KeyBits& key) { return fmt::format("{:016x}{:016x}", key[0], key[1]); }
 
 }  // namespace
 

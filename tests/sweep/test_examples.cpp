@@ -3,14 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <variant>
-#include <fstream>
-#include <set>
-#include <sstream>
 
 #include "qsweep/sweep/columns.hpp"
 #include "qsweep/sweep/plan.hpp"

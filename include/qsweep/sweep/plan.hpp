@@ -56,9 +56,9 @@ void expand_block(const BlockInput& block, PlanState& state);
 using KeyBits = std::array<std::uint64_t, 2>;
 
 // The tasks of a plan, by id. A plan expanded from a sweep keeps each block's grid and, per
-// task, its grid point, estimates and ranks, and key (44 bytes); task(id) makes the Task again from its
-// block with the code that expanded it, so every rank can hold a plan of 10^7 tasks. A plan built
-// by hand (tests, benchmarks) holds its Tasks.
+// task, its grid point, estimates and ranks, and key (44 bytes); task(id) makes the Task again from
+// its block with the code that expanded it, so every rank can hold a plan of 10^7 tasks. A plan
+// built by hand (tests, benchmarks) holds its Tasks.
 class PlanTasks {
  public:
   std::uint64_t size() const { return estimates_.size(); }

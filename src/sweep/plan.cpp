@@ -155,7 +155,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
   state.block_duplicates = duplicates;
   if (const YAML::Node* node = value_of("max_tasks")) {
     const std::string expected = fmt::format(
-        "an integer in [1, {}] (every rank holds the plan, about 50 bytes per task)", kMaxMaxTasks);
+        "an integer in [1, {}] (every rank holds the plan, about 60 bytes per task)", kMaxMaxTasks);
     const auto max_tasks = detail::read_integer(*node, loc, "max_tasks", expected);
     if (max_tasks < 1 || static_cast<std::uint64_t>(max_tasks) > kMaxMaxTasks)
       fail(loc.at(*node),

@@ -136,13 +136,14 @@ Row in_version(Row row, sweep::Method method, int format_version, const ColumnIn
 store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& layout,
                                 int format_version) {
   const std::size_t cells = task_columns(format_version).size();
+  const ColumnIndices indices = column_indices(format_version);
   store::PlannedRows planned{
       [&plan, cells](std::uint64_t id) {
         Row row = sweep::make_task_parameter_row(plan.tasks.at(id), plan.tasks.key(id));
         row.cells.resize(cells);
         return row;
       },
-      [&plan, format_version, indices = column_indices(format_version)](std::uint64_t id) {
+      [&plan, format_version, indices](std::uint64_t id) {
         const sweep::Task task = plan.tasks.at(id);
         return in_version(sweep::make_parameter_row(task), task.method(), format_version, indices);
       },
@@ -152,7 +153,6 @@ store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& la
   // The other cells, from a task of each table: every task has the same.
   planned.pending_task = sweep::make_task_row(plan.tasks.at(0));
   planned.pending_task.cells.resize(cells);
-  const ColumnIndices indices = column_indices(format_version);
   for (const store::GroupLayout& group : layout.groups()) {
     const sweep::Task task = plan.tasks.at(group.task_ids[0]);
     planned.pending_groups.push_back(

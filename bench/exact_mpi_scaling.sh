@@ -16,7 +16,7 @@ mpiexec=${QSWEEP_MPIEXEC:-mpiexec}
 # which on a shared 2-core machine would take it from the rank being waited for.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 extra=()
-if "$mpiexec" --version 2>&1 | grep -qiE "open ?mpi|openrte"; then extra=(--oversubscribe); fi
+if grep -qiE "open ?mpi|openrte" <<<"$("$mpiexec" --version 2>&1)"; then extra=(--oversubscribe); fi
 budget=(${BUDGET_MIB:+"$BUDGET_MIB"})
 run() {  # N ranks mode
   "$mpiexec" -n "$2" "${extra[@]}" "$program" "$1" "$3" "${budget[@]}" 2>/dev/null ||

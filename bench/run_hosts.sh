@@ -23,7 +23,7 @@ bench=$build/bench/qsweep_bench_run_dispatch
 qsweep=$build/qsweep
 [ "$(id -u)" -eq 0 ] || { echo "run_hosts.sh: the namespace hosts need root" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun --version 2>&1 | grep -qE "Open MPI|OpenRTE" || { echo "run_hosts.sh: needs Open MPI's mpirun" >&2; exit 1; }
+grep -qE "Open MPI|OpenRTE" <<<"$(mpirun --version 2>&1)" || { echo "run_hosts.sh: needs Open MPI's mpirun" >&2; exit 1; }
 # shellcheck source=tests/multihost/netns_hosts.bash
 source "$source_dir/tests/multihost/netns_hosts.bash"
 work=$(mktemp -d /tmp/qsweep-bench-hosts.XXXXXX)

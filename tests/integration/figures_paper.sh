@@ -21,7 +21,7 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 # MPI needs --oversubscribe for more ranks than cores, MPICH's Hydra does it by default.
 mpiexec=${QSWEEP_MPIEXEC:-mpirun}
 oversubscribe=()
-if "$mpiexec" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then oversubscribe=(--oversubscribe); fi
+if grep -qE "Open MPI|OpenRTE" <<<"$("$mpiexec" --version 2>&1)"; then oversubscribe=(--oversubscribe); fi
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

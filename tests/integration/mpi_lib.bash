@@ -5,7 +5,7 @@
 # and knows neither flag, --oversubscribe, -x VAR and --mca NAME VALUE are left out.
 export QSWEEP_MPIEXEC=${QSWEEP_MPIEXEC:-$(type -P mpirun)}
 MPIEXEC=$QSWEEP_MPIEXEC
-if "$MPIEXEC" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then MPI_FAMILY=openmpi; else MPI_FAMILY=mpich; fi
+if grep -qE "Open MPI|OpenRTE" <<<"$("$MPIEXEC" --version 2>&1)"; then MPI_FAMILY=openmpi; else MPI_FAMILY=mpich; fi
 # launch_command ARGS... sets LAUNCH to that command (for `timeout "${LAUNCH[@]}"`).
 launch_command() {
   LAUNCH=("$MPIEXEC")

@@ -5,7 +5,7 @@
 # lock). The same launcher with -n 1 gives one process, which runs.
 # Usage: run_launcher.sh QSWEEP_BINARY SOURCE_DIR
 source "$(dirname "$0")/run_lib.bash" "$@"
-if ldd "$QSWEEP" | grep -q libmpich; then
+if grep -q libmpich <<<"$(ldd "$QSWEEP")"; then  # not a pipe: grep -q would close it early, pipefail
   built="MPICH" launcher_family="Open MPI" other=(mpirun.openmpi --oversubscribe)
 else
   built="Open MPI" launcher_family="MPICH" other=(mpiexec.mpich)

@@ -42,7 +42,7 @@ out=$($SAMPLE 3 -- "$QSWEEP" run memory.yaml -o free.h5 --quiet --node-memory 64
 read -r _ rounds free_peak <<<"$out"
 echo "without a budget: peak summed RSS $free_peak bytes over $rounds rounds"
 $CHECK same budget.h5 free.h5
-"$QSWEEP" status budget.h5 | grep -qE '^all +7 +7 +0 +0 +0$' || fail "not all 7 tasks are done"
+grep -qE '^all +7 +7 +0 +0 +0$' <<<"$("$QSWEEP" status budget.h5)" || fail "not all 7 tasks are done"
 
 # Refusals: exit 2, the block's location, no file.
 expect_exit 2 mpi 3 "$QSWEEP" run memory.yaml -o refused.h5 --quiet --node-memory 1920M \

@@ -9,7 +9,8 @@
 # 1-minute load average before each pair. At that moment the script reads the peak resident set
 # (VmHWM of /proc/PID/status) of rank 0, the coordinator, and the largest of the other ranks':
 # the ranks are mpirun's descendants, told apart by the rank in their environment
-# (OMPI_COMM_WORLD_RANK, or PMIX_RANK / PMI_RANK). The run is then stopped (SIGTERM).
+# (OMPI_COMM_WORLD_RANK, or PMIX_RANK / PMI_RANK). The run is then stopped (SIGTERM). Each start
+# follows a sync.
 set -euo pipefail
 before=${1:?usage: run_startup.sh BEFORE_QSWEEP AFTER_QSWEEP [ROUNDS] [RANKS...]}
 after=${2:?usage: run_startup.sh BEFORE_QSWEEP AFTER_QSWEEP [ROUNDS] [RANKS...]}
@@ -58,6 +59,9 @@ peaks() {
 # and the peak resident sets then.
 startup() {
   rm -f "$work/out.h5"
+  # The previous start's file leaves hundreds of MB of dirty pages: written back now, not while
+  # this start writes its own (which made starts 1 s slower at random).
+  sync
   local begin end id
   begin=$(date +%s.%N)
   mpirun -n "$2" --oversubscribe "$1" run "$sweep" -o "$work/out.h5" --quiet \

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 
 namespace qsweep::run {
 
@@ -164,6 +165,23 @@ bool Comm::any(bool value) const {
   int flag = value ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LOR, handle_), "MPI_Allreduce");
   return flag != 0;
+}
+
+void Comm::gather_parts(char* data, const std::vector<std::uint64_t>& bytes) const {
+  std::vector<int> counts;
+  std::vector<int> starts;
+  std::uint64_t start = 0;
+  for (const std::uint64_t part : bytes) {
+    if (start + part > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+      throw Error("MPI_Allgatherv: parts of " + std::to_string(start + part) +
+                  " bytes in all, more than an int counts");
+    counts.push_back(static_cast<int>(part));
+    starts.push_back(static_cast<int>(start));
+    start += part;
+  }
+  check_mpi(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), starts.data(),
+                           MPI_BYTE, handle_),
+            "MPI_Allgatherv");
 }
 
 int Comm::rank() const {

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -138,14 +140,13 @@ store::PlannedRows planned_rows(const sweep::Plan& plan, const store::Layout& la
   const std::size_t cells = task_columns(format_version).size();
   const ColumnIndices indices = column_indices(format_version);
   store::PlannedRows planned{
-      [&plan, cells](std::uint64_t id) {
-        Row row = sweep::make_task_parameter_row(plan.tasks.at(id), plan.tasks.key(id));
-        row.cells.resize(cells);
-        return row;
-      },
-      [&plan, format_version, indices](std::uint64_t id) {
+      [&plan, cells, format_version, indices](std::uint64_t id) {
         const sweep::Task task = plan.tasks.at(id);
-        return in_version(sweep::make_parameter_row(task), task.method(), format_version, indices);
+        store::TaskRows rows{
+            sweep::make_task_parameter_row(task, plan.tasks.key(id)),
+            in_version(sweep::make_parameter_row(task), task.method(), format_version, indices)};
+        rows.task.cells.resize(cells);
+        return rows;
       },
       {},
       {}};
@@ -197,7 +198,99 @@ Row current_group_row(const sweep::Plan& plan, std::uint64_t id, int format_vers
   return row;
 }
 
-store::Layout results_layout(const sweep::Plan& plan, int format_version) {
+namespace {
+
+// The planned lengths of a column of a group (PlannedLength), row after row, as runs of rows of
+// equal lengths: a few runs in most plans.
+class LengthRuns {
+ public:
+  void add(std::uint64_t length, std::uint64_t rows = 1) {
+    if (rows == 0) return;
+    if (!runs_.empty() && runs_.back().length == length) {
+      runs_.back().rows += rows;
+    } else {
+      runs_.push_back({length, rows});
+    }
+  }
+  // The length of row `row`; rows are asked in ascending order.
+  std::uint64_t at(std::uint64_t row) {
+    while (row >= start_ + runs_[next_].rows) start_ += runs_[next_++].rows;
+    return runs_[next_].length;
+  }
+  // The runs as bytes (every rank runs this binary), and back.
+  void append_bytes(std::string& bytes) const {
+    const std::uint64_t count = runs_.size();
+    bytes.append(reinterpret_cast<const char*>(&count), sizeof count);
+    bytes.append(reinterpret_cast<const char*>(runs_.data()), runs_.size() * sizeof(Run));
+  }
+  // Appends the runs at `bytes` (as append_bytes wrote them); returns the bytes read.
+  std::size_t add_bytes(std::string_view bytes) {
+    std::uint64_t count = 0;
+    std::memcpy(&count, bytes.data(), sizeof count);
+    for (std::uint64_t r = 0; r < count; ++r) {
+      Run run{};
+      std::memcpy(&run, bytes.data() + sizeof count + r * sizeof(Run), sizeof run);
+      add(run.length, run.rows);
+    }
+    return sizeof count + count * sizeof(Run);
+  }
+
+ private:
+  struct Run {
+    std::uint64_t length;
+    std::uint64_t rows;
+  };
+  std::vector<Run> runs_;
+  std::size_t next_ = 0;     // the run of the last row asked
+  std::uint64_t start_ = 0;  // its first row
+};
+
+bool has_lengths(const ColumnSpec& column) {
+  return column.type == ColumnType::f64_vector || store::is_ragged(column.type);
+}
+
+// The planned length of column `column` (of the file's columns of the task's method) of `task`.
+std::size_t planned_length_in(const sweep::Task& task, const ColumnIndices& indices,
+                              std::size_t column) {
+  const std::size_t index = indices[static_cast<std::size_t>(task.method())][column];
+  return index >= kRetired ? std::size_t{0} : sweep::planned_length(task, index);
+}
+
+// Per group and column of `schema`, the planned lengths of its rows: each member of `team` makes
+// the tasks of its share of every group's rows (10^6 tasks take a second to make), and they
+// exchange the lengths.
+std::vector<std::vector<LengthRuns>> team_lengths(const sweep::Plan& plan,
+                                                  const store::Schema& schema,
+                                                  const ColumnIndices& indices,
+                                                  const sweep::PlanTeam& team) {
+  std::string mine;
+  for (const store::GroupSchema& group : schema.groups) {
+    const std::uint64_t rows = group.task_ids.size();
+    const auto share = [&](int member) {
+      return rows * static_cast<std::uint64_t>(member) / static_cast<std::uint64_t>(team.size);
+    };
+    std::vector<LengthRuns> lengths(group.columns.size());
+    for (std::uint64_t row = share(team.rank); row < share(team.rank + 1); ++row) {
+      const sweep::Task task = plan.tasks[group.task_ids[row]];
+      for (std::size_t c = 0; c < group.columns.size(); ++c)
+        if (has_lengths(group.columns[c])) lengths[c].add(planned_length_in(task, indices, c));
+    }
+    for (const LengthRuns& column : lengths) column.append_bytes(mine);
+  }
+  std::vector<std::vector<LengthRuns>> lengths;
+  for (const store::GroupSchema& group : schema.groups) lengths.emplace_back(group.columns.size());
+  for (const std::string& part : team.all_gather(mine)) {
+    std::size_t at = 0;
+    for (std::vector<LengthRuns>& group : lengths)
+      for (LengthRuns& column : group) at += column.add_bytes(std::string_view(part).substr(at));
+  }
+  return lengths;
+}
+
+}  // namespace
+
+store::Layout results_layout(const sweep::Plan& plan, int format_version,
+                             const sweep::PlanTeam* team) {
   store::Schema schema;
   schema.task_count = plan.tasks.size();
   schema.task_columns = task_columns(format_version);
@@ -220,13 +313,19 @@ store::Layout results_layout(const sweep::Plan& plan, int format_version) {
     schema.groups[group_of_method[static_cast<std::size_t>(plan.tasks.method(id))]]
         .task_ids.push_back(id);
   }
+  if (team != nullptr && team->size > 1) {
+    std::vector<std::vector<LengthRuns>> lengths = team_lengths(plan, schema, indices, *team);
+    return store::Layout(std::move(schema),
+                         [&lengths](std::size_t group, std::uint64_t row, std::uint64_t,
+                                    std::size_t column) { return lengths[group][column].at(row); });
+  }
   // The layout asks for the columns of one task after the other: each task is made once.
   std::optional<sweep::Task> task;
   return store::Layout(
-      std::move(schema), [&plan, &task, &indices](std::uint64_t id, std::size_t column) {
+      std::move(schema),
+      [&plan, &task, &indices](std::size_t, std::uint64_t, std::uint64_t id, std::size_t column) {
         if (!task || task->id != id) task = plan.tasks[id];
-        const std::size_t index = indices[static_cast<std::size_t>(task->method())][column];
-        return index >= kRetired ? std::size_t{0} : sweep::planned_length(*task, index);
+        return planned_length_in(*task, indices, column);
       });
 }
 

@@ -79,12 +79,20 @@ RunResult run_file(const Comm& comm, const sweep::Plan& plan, const store::Layou
   return result;
 }
 
+// The ranks of `comm` as a team that shares the making of the plan's tasks.
+sweep::PlanTeam plan_team(const Comm& comm) {
+  return {comm.rank(), comm.size(), [&comm](char* data, const std::vector<std::uint64_t>& bytes) {
+            comm.gather_parts(data, bytes);
+          }};
+}
+
 }  // namespace
 
 sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
-  // Rank 0 reads the file and every rank parses the text at the same time: parsing is most of the
-  // start-up of a big sweep, and a parsed plan broadcast instead costs half a parse more
-  // (serialising and deserialising it; docs/running.md, "Performance").
+  // Rank 0 reads the file and every rank parses the text; each makes the tasks of its share of
+  // the points and the ranks exchange them (sweep::PlanTeam): planning is most of the start-up of
+  // a big sweep, and a parsed plan broadcast instead costs half a parse more (serialising and
+  // deserialising it; docs/running.md, "Performance").
   std::string text;
   agree_on_rank0(comm, [&] { text = sweep::read_sweep_text(path); });
   comm.broadcast(text, 0);
@@ -93,9 +101,11 @@ sweep::Plan distribute_plan(const Comm& comm, const std::string& path) {
   sweep::Plan plan;
   std::string error;
   bool stopped = false;
+  const sweep::PlanTeam team = plan_team(comm);
   try {
-    plan =
-        sweep::parse_plan(text, path, [&signals] { return signals.requested() == StopMode::now; });
+    plan = sweep::parse_plan(
+        text, path, [&signals] { return signals.requested() == StopMode::now; },
+        sweep::BlockDuplicates::left_out, &team);
   } catch (const sweep::PlanStopped&) {
     stopped = true;
   } catch (const InputError& e) {
@@ -138,7 +148,8 @@ RunResult run_once(const Comm& world, const sweep::Plan& plan, const RunOptions&
   bool create = true;
   bool stopped = false;  // by a signal while growing the file
   StartState start;
-  const store::Layout layout = results_layout(plan);
+  const sweep::PlanTeam team = plan_team(comm);
+  const store::Layout layout = results_layout(plan, store::kFormatVersion, &team);
   NodeMap nodes = map_nodes(comm, options);
   std::map<std::uint64_t, Span> spans;
   // Rank 0 holds the results file's writer lock from before it looks at the file until the run

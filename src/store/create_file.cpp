@@ -35,7 +35,7 @@ std::string iso8601_utc_now() {
   return text.data();
 }
 
-// Every rank writes its share of the rows of a table: chunks of rows dealt out in turn.
+// Every rank writes its share of the rows: chunks of rows dealt out in turn.
 template <class WriteChunk>
 void for_my_chunks(std::uint64_t rows, int rank, int ranks, WriteChunk write_chunk) {
   for (std::uint64_t begin = static_cast<std::uint64_t>(rank) * kCreateChunkRows; begin < rows;
@@ -44,33 +44,108 @@ void for_my_chunks(std::uint64_t rows, int rank, int ranks, WriteChunk write_chu
   }
 }
 
-// Writes rows of tables as the plan makes them, block after block, its buffers kept from one
-// block to the next (fresh ones were faulted in for every block: half the start-up of 10^6 tasks).
+// Writes the planned rows of tasks, a chunk of task ids at a time: their rows of /tasks and of
+// their groups, each task made once; its buffers are kept from one chunk to the next (fresh ones
+// were faulted in for every chunk: half the start-up of 10^6 tasks).
 class PlannedWriter {
  public:
   // `zeroed`: the file's bytes are zero already (detail::zero_raw_data).
-  explicit PlannedWriter(bool zeroed) : zeroed_(zeroed) {}
+  PlannedWriter(detail::FileDatasets& file, const Layout& layout, const PlannedRows& planned,
+                bool zeroed)
+      : file_(file), layout_(layout), planned_(planned), zeroed_(zeroed) {
+    zero_task_columns_ = zero_columns(layout.task_columns(), planned.pending_task);
+    for (std::size_t g = 0; g < layout.groups().size(); ++g)
+      zero_group_columns_.push_back(
+          zero_columns(layout.groups()[g].columns, planned.pending_groups.at(g)));
+  }
 
-  // Writes rows `numbers` (ascending) of a table as `row_of` makes them (row number -> cells).
-  // (`others`: the table's cells of the columns that are not parameters, PlannedRows).
-  template <class RowOf>
-  void write(detail::TableDatasets& datasets, const std::vector<ColumnLayout>& columns,
-             const Row& others, const std::vector<std::uint64_t>& numbers, RowOf row_of,
-             detail::Cells cells = detail::Cells::copied) {
-    if (numbers.empty()) return;
+  // The rows of tasks [begin, end).
+  void write(std::uint64_t begin, std::uint64_t end) {
     rows_.clear();
-    for (const std::uint64_t row : numbers) rows_.push_back(row_of(row));
+    for (std::uint64_t id = begin; id < end; ++id) rows_.push_back(planned_.rows(id));
+    numbers_.clear();
     entries_.clear();
-    for (std::size_t i = 0; i < numbers.size(); ++i) entries_.emplace_back(numbers[i], &rows_[i]);
-    detail::encode_rows(columns, entries_, cells, images_, &others);
-    datasets.write(columns, numbers, images_, detail::TableDatasets::npos, zeroed_);
+    for (std::uint64_t id = begin; id < end; ++id) {
+      numbers_.push_back(id);
+      entries_.emplace_back(id, &rows_[id - begin].task);
+    }
+    write_entries(file_.tasks, layout_.task_columns(), planned_.pending_task, zero_task_columns_,
+                  detail::Cells::copied);
+    for (std::size_t g = 0; g < layout_.groups().size(); ++g) {
+      // The group's rows of these tasks are contiguous (group rows are in task order).
+      const GroupLayout& group = layout_.groups()[g];
+      const std::uint64_t lo = group.task_ids.lower_bound(begin);
+      const std::uint64_t hi = group.task_ids.lower_bound(end);
+      if (lo == hi) continue;
+      detail::TableDatasets& datasets = file_.groups[g];
+      const Row& pending = planned_.pending_groups.at(g);
+      numbers_.clear();
+      entries_.clear();
+      for (std::uint64_t row = lo; row < hi; ++row) {
+        const Row* cells = &rows_[group.task_ids[row] - begin].group;
+        if (detail::reserved_values(group.columns, row) <= detail::kLargeRowValues) {
+          numbers_.push_back(row);
+          entries_.emplace_back(row, cells);
+        } else {  // alone, its padding not made
+          const detail::RowEntries alone{{row, cells}};
+          detail::encode_rows(group.columns, alone, detail::Cells::viewed, images_, &pending,
+                              &zero_group_columns_[g]);
+          datasets.write(group.columns, std::vector<std::uint64_t>{row}, images_,
+                         detail::TableDatasets::npos, zeroed_);
+        }
+      }
+      write_entries(datasets, group.columns, pending, zero_group_columns_[g],
+                    detail::Cells::copied);
+      // Offsets are fixed by the layout: written once, here.
+      for (std::size_t c = 0; c < group.columns.size(); ++c) {
+        const ColumnLayout& column = group.columns[c];
+        if (!is_ragged(column.spec.type)) continue;
+        offsets_.clear();
+        for (std::uint64_t row = lo; row < hi; ++row)
+          offsets_.push_back(static_cast<std::int64_t>(column.offsets[row]));
+        detail::write_ranges(datasets.columns[c].offset.get(), H5T_NATIVE_INT64, {{lo, hi - lo}},
+                             detail::kOneValue, offsets_.data(),
+                             "/" + group.name + "/" + column.spec.name + "_offset");
+      }
+    }
   }
 
  private:
+  // The columns of a table that are neither parameters nor ragged and whose cell in `others` is
+  // zero bytes: in a zeroed file, the same in every row and there already (error texts, zero
+  // counts: half of a row of /tasks), so neither made nor written.
+  std::vector<bool> zero_columns(const std::vector<ColumnLayout>& columns, const Row& others) {
+    std::vector<bool> zero(columns.size(), false);
+    if (!zeroed_) return zero;
+    const detail::RowEntries one{{0, &others}};
+    detail::encode_rows(columns, one, detail::Cells::copied, images_, &others);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      zero[c] = !columns[c].spec.parameter && !is_ragged(columns[c].spec.type) &&
+                detail::all_zero(images_[c].data(), images_[c].row_start.back());
+    }
+    return zero;
+  }
+
+  // Encodes and writes the rows of numbers_ and entries_ (`others`: the table's cells of the
+  // columns that are not parameters, PlannedRows; `zero`: zero_columns of them).
+  void write_entries(detail::TableDatasets& datasets, const std::vector<ColumnLayout>& columns,
+                     const Row& others, const std::vector<bool>& zero, detail::Cells cells) {
+    if (numbers_.empty()) return;
+    detail::encode_rows(columns, entries_, cells, images_, &others, &zero);
+    datasets.write(columns, numbers_, images_, detail::TableDatasets::npos, zeroed_);
+  }
+
+  detail::FileDatasets& file_;
+  const Layout& layout_;
+  const PlannedRows& planned_;
   bool zeroed_;
-  std::vector<Row> rows_;
+  std::vector<bool> zero_task_columns_;
+  std::vector<std::vector<bool>> zero_group_columns_;
+  std::vector<TaskRows> rows_;
+  std::vector<std::uint64_t> numbers_;
   detail::RowEntries entries_;
   std::vector<detail::ColumnImage> images_;
+  std::vector<std::int64_t> offsets_;
 };
 
 }  // namespace
@@ -178,48 +253,14 @@ void ResultsFile::create(const std::string& path, const SweepIdentity& sweep, co
     // zeroes the datasets, values of zero bytes (empty texts, zero counts, attempts, checksums:
     // more than half of the file) are not written again: the file holds the same bytes.
     const bool zeroed = detail::zero_raw_data(partial, file.written_datasets(), comm);
-    std::vector<std::uint64_t> numbers;
-    PlannedWriter planned_writer(zeroed);
+    PlannedWriter planned_writer(file, layout, planned, zeroed);
     for_my_chunks(tasks, rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
-      numbers.clear();
-      for (std::uint64_t row = begin; row < end; ++row) numbers.push_back(row);
-      planned_writer.write(file.tasks, layout.task_columns(), planned.pending_task, numbers,
-                           planned.task);
+      planned_writer.write(begin, end);
       if (zeroed) return;
       const std::vector<detail::Range> chunk{{begin, end - begin}};
       file.write_attempts(chunk, std::vector<std::int32_t>(end - begin, 0));
       file.write_checksums(chunk, std::vector<std::uint64_t>(end - begin, 0));
     });
-    for (std::size_t g = 0; g < layout.groups().size(); ++g) {
-      const GroupLayout& group = layout.groups()[g];
-      detail::TableDatasets& datasets = file.groups[g];
-      const auto row_of = [&](std::uint64_t row) { return planned.group(group.task_ids[row]); };
-      for_my_chunks(group.rows(), rank, ranks, [&](std::uint64_t begin, std::uint64_t end) {
-        numbers.clear();
-        for (std::uint64_t row = begin; row < end; ++row) {  // large rows alone, padding not made
-          if (detail::reserved_values(group.columns, row) <= detail::kLargeRowValues) {
-            numbers.push_back(row);
-          } else {
-            planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), {row},
-                                 row_of, detail::Cells::viewed);
-          }
-        }
-        planned_writer.write(datasets, group.columns, planned.pending_groups.at(g), numbers,
-                             row_of);
-        // Offsets are fixed by the layout: written once, here.
-        for (std::size_t c = 0; c < group.columns.size(); ++c) {
-          const ColumnLayout& column = group.columns[c];
-          if (!is_ragged(column.spec.type)) continue;
-          std::vector<std::int64_t> offsets;
-          offsets.reserve(end - begin);
-          for (std::uint64_t row = begin; row < end; ++row)
-            offsets.push_back(static_cast<std::int64_t>(column.offsets[row]));
-          detail::write_ranges(datasets.columns[c].offset.get(), H5T_NATIVE_INT64,
-                               {{begin, end - begin}}, detail::kOneValue, offsets.data(),
-                               "/" + group.name + "/" + column.spec.name + "_offset");
-        }
-      });
-    }
     file.close();
   } catch (...) {
     // This run fails (the caller ends the job): a half-made file is of no use to anyone. Its

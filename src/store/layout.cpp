@@ -54,6 +54,7 @@ void CompactSequence::push_back(std::uint64_t value) {
 
 std::uint64_t CompactSequence::operator[](std::uint64_t i) const {
   if (plain_) return values_[i];
+  if (runs_.size() == 1) return runs_[0].value + runs_[0].step * i;  // most columns of most plans
   const auto after =
       std::upper_bound(runs_.begin(), runs_.end(), i,
                        [](std::uint64_t index, const Run& run) { return index < run.first; });
@@ -88,10 +89,6 @@ std::size_t CompactSequence::bytes() const {
   return runs_.capacity() * sizeof(Run) + values_.capacity() * sizeof(std::uint64_t);
 }
 
-bool is_ragged(ColumnType type) {
-  return type == ColumnType::f64_ragged || type == ColumnType::i64_ragged;
-}
-
 Layout::Layout(Schema schema, const PlannedLength& planned_length) {
   bool has_status = false;
   for (const ColumnSpec& spec : schema.task_columns) {
@@ -119,6 +116,11 @@ Layout::Layout(Schema schema, const PlannedLength& planned_length) {
       group.columns.push_back(column_layout(spec));
     // The planned lengths' sums as they grow, off the compact offsets.
     std::vector<std::uint64_t> ends(group.columns.size(), 0);
+    std::vector<std::size_t> planned;  // the columns with planned lengths
+    for (std::size_t c = 0; c < group.columns.size(); ++c)
+      if (group.columns[c].spec.type == ColumnType::f64_vector ||
+          is_ragged(group.columns[c].spec.type))
+        planned.push_back(c);
     for (std::uint64_t row = 0; row < group_schema.task_ids.size(); ++row) {
       const std::uint64_t id = group_schema.task_ids[row];
       if (id >= schema.task_count || group_of_task_[id] != kNoGroup ||
@@ -127,12 +129,12 @@ Layout::Layout(Schema schema, const PlannedLength& planned_length) {
       }
       group_of_task_[id] = static_cast<std::uint8_t>(groups_.size());
       group.task_ids.push_back(id);
-      for (std::size_t c = 0; c < group.columns.size(); ++c) {
+      for (const std::size_t c : planned) {
         ColumnLayout& column = group.columns[c];
         if (column.spec.type == ColumnType::f64_vector) {
-          column.width = std::max(column.width, planned_length(id, c));
+          column.width = std::max(column.width, planned_length(groups_.size(), row, id, c));
         } else if (is_ragged(column.spec.type)) {
-          ends[c] += planned_length(id, c);
+          ends[c] += planned_length(groups_.size(), row, id, c);
           column.offsets.push_back(ends[c]);
         }
       }

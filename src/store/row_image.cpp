@@ -281,7 +281,8 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
 }
 
 void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& entries, Cells cells,
-                 std::vector<ColumnImage>& images, const Row* others) {
+                 std::vector<ColumnImage>& images, const Row* others,
+                 const std::vector<bool>* left) {
   images.resize(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
     const ColumnLayout& column = columns[c];
@@ -296,6 +297,7 @@ void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& ent
     image.row_start.reserve(entries.size() + 1);
     if (!is_ragged(spec.type)) image.bytes.reserve(entries.size() * row_bytes(column));
     image.row_start.push_back(0);
+    if (left != nullptr && (*left)[c]) continue;
     if (cells == Cells::viewed && entries.size() == 1 && is_ragged(spec.type) &&
         view_ragged(
             column, entries.front().first,

@@ -88,9 +88,11 @@ std::vector<ColumnImage> encode_rows(const std::vector<ColumnLayout>& columns,
                                      const Row* others = nullptr);
 // The same into `images`, whose buffers are kept and reused: a writer that encodes block after
 // block does not map and fault in fresh pages for every block (a 4096-row block of a 256-byte
-// text column is 1 MiB, a mapping of its own).
+// text column is 1 MiB, a mapping of its own). The images of the columns `left` marks are left
+// empty (their bytes are not written).
 void encode_rows(const std::vector<ColumnLayout>& columns, const RowEntries& entries, Cells cells,
-                 std::vector<ColumnImage>& images, const Row* others = nullptr);
+                 std::vector<ColumnImage>& images, const Row* others = nullptr,
+                 const std::vector<bool>* left = nullptr);
 
 // The cells of row i of `images` (read back from the file, or made by encode_rows without a
 // fill): the inverse of encode_rows, but for padding: a distribution keeps its NaN padding

@@ -23,16 +23,13 @@ using detail::open_table;
 using detail::Range;
 using detail::read_rows;
 
-// Rows [first, first + count) of a table as `row_of` (row number -> cells) plans them.
+// Rows [first, first + count) of a table as `row_of` (row number -> its planned cells) plans them.
 template <class RowOf>
 std::vector<ColumnImage> planned_rows(const std::vector<ColumnLayout>& columns, const Row& others,
                                       std::uint64_t first, std::uint64_t count, RowOf row_of) {
-  std::vector<Row> rows;
-  rows.reserve(count);
-  for (std::uint64_t r = 0; r < count; ++r) rows.push_back(row_of(first + r));
   detail::RowEntries entries;
   entries.reserve(count);
-  for (std::uint64_t r = 0; r < count; ++r) entries.emplace_back(first + r, &rows[r]);
+  for (std::uint64_t r = 0; r < count; ++r) entries.emplace_back(first + r, &row_of(first + r));
   return detail::encode_rows(columns, entries, detail::Cells::copied, &others);
 }
 
@@ -89,8 +86,12 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
     const std::uint64_t n = std::min(kChunkRows, tasks - first);
     const std::vector<ColumnImage> found =
         read_rows("tasks", task_columns, task_datasets, first, n);
+    std::vector<TaskRows> rows;  // of tasks first + i
+    rows.reserve(n);
+    for (std::uint64_t i = 0; i < n; ++i) rows.push_back(planned.rows(first + i));
     const std::vector<ColumnImage> expected_tasks =
-        planned_rows(task_columns, planned.pending_task, first, n, planned.task);
+        planned_rows(task_columns, planned.pending_task, first, n,
+                     [&](std::uint64_t id) -> const Row& { return rows[id - first].task; });
     std::vector<std::uint64_t> checksums(n);
     detail::read_range(checksum_dataset.get(), H5T_NATIVE_UINT64, Range{first, n}, kOneValue,
                        checksums.data(), "/tasks/checksum");
@@ -107,9 +108,9 @@ Verification verify_file(const FileCheck& file, const std::string& path, const L
       const auto count = hi - lo;
       if (count == 0) continue;
       stored[g] = read_rows(group.name, group.columns, groups[g], group_first[g], count);
-      expected[g] =
-          planned_rows(group.columns, planned.pending_groups.at(g), group_first[g], count,
-                       [&](std::uint64_t row) { return planned.group(group.task_ids[row]); });
+      expected[g] = planned_rows(
+          group.columns, planned.pending_groups.at(g), group_first[g], count,
+          [&](std::uint64_t row) -> const Row& { return rows[group.task_ids[row] - first].group; });
     }
 
     const std::size_t status_column = layout.status_column();

@@ -15,6 +15,8 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string_view>
+#include <type_traits>
 
 #include "canonical.hpp"
 #include "cost_detail.hpp"
@@ -393,8 +395,9 @@ void ask_huge_pages(std::vector<T>& v) {
 
 }  // namespace
 
-// The tasks of the plan so far by the hash of their content text (open addressing, two 8-byte
-// slots per point of every block's grid); a match is confirmed on the texts themselves.
+// The keys of the tasks so far, for duplicate removal: open addressing on the keys' own bits (a
+// SHA-256, so uniform), two 8-byte slots per point of every block's grid; a match is confirmed
+// on the whole key (a task is named by its key: equal keys, equal content).
 class SeenTasks {
  public:
   explicit SeenTasks(std::uint64_t points) {
@@ -404,57 +407,29 @@ class SeenTasks {
     slots_.resize(slots);
     shift_ = 64 - std::countr_zero(slots);
   }
-  // The slot a text starts at; the table is much larger than the caches, so expansion fetches
-  // it while it makes the next task (prefetch) and inserts the text after.
-  std::uint64_t slot_of(const std::string& text, std::uint32_t& tag) const {
-    const std::uint64_t hash = hash_of(text);
-    tag = static_cast<std::uint32_t>(hash);
-    // The slot from the high bits of a multiplicative mix: texts that differ in a few bytes
-    // must not cluster.
-    return (hash * 0x9e3779b97f4a7c15ULL) >> shift_ & (slots_.size() - 1);
-  }
-  void prefetch(std::uint64_t slot) const { __builtin_prefetch(&slots_[slot], 1); }
-  // Records `text` as task `id`'s, or returns the earlier task of the same text
-  // (`text_at(earlier)` makes its text again).
-  template <class TextAt>
-  std::optional<std::uint64_t> insert(const std::string& text, std::uint64_t slot,
-                                      std::uint32_t tag, std::uint64_t id, TextAt text_at) {
+  // The table is much larger than the caches: expansion fetches the slots of the keys ahead.
+  void prefetch(const KeyBits& key) const { __builtin_prefetch(&slots_[slot_of(key)], 1); }
+  // Records `key` as task `id`'s, or returns the earlier task of the same key (`keys`: every
+  // earlier task's, by id).
+  std::optional<std::uint64_t> insert(const KeyBits& key, std::uint64_t id,
+                                      const std::vector<KeyBits>& keys) {
     const std::uint64_t mask = slots_.size() - 1;
-    for (std::uint64_t i = slot;; i = (i + 1) & mask) {
+    const auto tag = static_cast<std::uint32_t>(key[1]);
+    for (std::uint64_t i = slot_of(key);; i = (i + 1) & mask) {
       Slot& s = slots_[i];
       if (s.id_plus_one == 0) {
         s = {static_cast<std::uint32_t>(id + 1), tag};
         return std::nullopt;
       }
-      if (s.tag == tag && text_at(s.id_plus_one - 1) == text) return s.id_plus_one - 1;
+      if (s.tag == tag && keys[s.id_plus_one - 1] == key) return s.id_plus_one - 1;
     }
   }
 
  private:
-  // 16 bytes a step, each pair of words folded by one 64 x 64 -> 128-bit product (as wyhash
-  // does): std::hash took 8 bytes a step and was 5% of planning. Only speed depends on its
-  // quality: a match is confirmed on the texts.
-  static std::uint64_t hash_of(std::string_view text) {
-    constexpr std::uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL;
-    const auto fold = [](std::uint64_t a, std::uint64_t b) {
-      const auto product = static_cast<unsigned __int128>(a) * b;
-      return static_cast<std::uint64_t>(product) ^ static_cast<std::uint64_t>(product >> 64);
-    };
-    std::uint64_t h = text.size() ^ k1;
-    std::size_t i = 0;
-    for (; i + 16 <= text.size(); i += 16) {
-      std::uint64_t a, b;
-      std::memcpy(&a, text.data() + i, 8);
-      std::memcpy(&b, text.data() + i + 8, 8);
-      h = fold(a ^ h ^ k0, b ^ k1);
-    }
-    std::uint64_t last[2] = {0, 0};  // the rest, padded with zeros (the size is in h)
-    std::memcpy(last, text.data() + i, text.size() - i);
-    return fold(fold(last[0] ^ h ^ k0, last[1] ^ k1), text.size() ^ k0);
-  }
+  std::uint64_t slot_of(const KeyBits& key) const { return key[0] >> shift_; }
   struct Slot {
     std::uint32_t id_plus_one = 0;  // 0: empty (ids < max_tasks <= 10^7)
-    std::uint32_t tag = 0;          // the hash's low bits
+    std::uint32_t tag = 0;          // the key's low bits
   };
   std::vector<Slot> slots_;
   int shift_ = 0;  // 64 - log2(slots)
@@ -564,6 +539,194 @@ Task BlockGrid::task(std::uint64_t point, std::vector<bool>* used, const Value* 
   return std::move(d.task);
 }
 
+namespace {
+
+// A planning team member's share of a block's points: a run of consecutive points each, of
+// equal lengths.
+struct Share {
+  std::uint64_t points = 0;
+  int members = 1;
+  std::uint64_t begin(int member) const {
+    return points * static_cast<std::uint64_t>(member) / static_cast<std::uint64_t>(members);
+  }
+  std::uint64_t end(int member) const { return begin(member + 1); }
+  int member_of(std::uint64_t point) const {
+    int member = static_cast<int>(point * static_cast<std::uint64_t>(members) / points);
+    while (begin(member) > point) --member;
+    while (end(member) <= point) ++member;
+    return member;
+  }
+};
+
+// What a member met while making its share, besides each point's key, estimate and list bytes.
+struct ShareNotes {
+  std::uint64_t error_point = 0;  // the first point whose task is bad; points: none
+  bool error_at_prepare = false;  // raised by the method's prepare (after the lists' check)
+  std::string error;
+  bool stopped = false;         // a stop was asked
+  std::vector<bool> used;       // the axes its tasks apply
+  std::vector<TaskKind> kinds;  // indexed by its estimates' kind (but kUnstable)
+};
+
+// In a member's estimates until the plan takes them: the task is unstable (its kind below).
+constexpr std::uint32_t kUnstable = std::uint32_t{1} << 31;
+
+std::string encode_notes(const ShareNotes& notes) {
+  std::string bytes;
+  const auto number = [&bytes](std::uint64_t value) {
+    for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<char>(value >> (8 * b)));
+  };
+  const auto text = [&](const std::string& value) {
+    number(value.size());
+    bytes += value;
+  };
+  number(notes.error_point);
+  number(notes.error_at_prepare ? 1 : 0);
+  text(notes.error);
+  number(notes.stopped ? 1 : 0);
+  number(notes.used.size());
+  for (const bool used : notes.used) bytes.push_back(used ? '\1' : '\0');
+  number(notes.kinds.size());
+  for (const TaskKind& kind : notes.kinds) {
+    number(static_cast<std::uint64_t>(kind.method));
+    text(kind.category);
+  }
+  return bytes;
+}
+
+ShareNotes decode_notes(std::string_view bytes) {
+  std::size_t at = 0;
+  const auto take = [&](std::size_t n) {
+    if (bytes.size() - at < n) throw std::logic_error("planning team: truncated notes");
+    const std::string_view part = bytes.substr(at, n);
+    at += n;
+    return part;
+  };
+  const auto number = [&] {
+    std::uint64_t value = 0;
+    const std::string_view part = take(8);
+    for (int b = 0; b < 8; ++b)
+      value |= std::uint64_t{static_cast<unsigned char>(part[static_cast<std::size_t>(b)])}
+               << (8 * b);
+    return value;
+  };
+  const auto text = [&] { return std::string(take(number())); };
+  ShareNotes notes;
+  notes.error_point = number();
+  notes.error_at_prepare = number() != 0;
+  notes.error = text();
+  notes.stopped = number() != 0;
+  notes.used.resize(number());
+  for (std::size_t a = 0; a < notes.used.size(); ++a) notes.used[a] = take(1)[0] != '\0';
+  notes.kinds.resize(number());
+  for (TaskKind& kind : notes.kinds) {
+    kind.method = static_cast<Method>(number());
+    kind.category = text();
+  }
+  return notes;
+}
+
+// Every member's notes, in member order.
+std::vector<ShareNotes> exchange_notes(const PlanTeam* team, const ShareNotes& mine) {
+  if (team == nullptr || team->size == 1) return {mine};
+  std::vector<ShareNotes> notes;
+  for (const std::string& bytes : team->all_gather(encode_notes(mine)))
+    notes.push_back(decode_notes(bytes));
+  return notes;
+}
+
+// Every member's share of `values` [first + point] in place (each holds its own on entry).
+template <class T>
+void gather_share(const PlanTeam* team, std::vector<T>& values, std::uint64_t first,
+                  const Share& share) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (team == nullptr || team->size == 1) return;
+  std::vector<std::uint64_t> bytes(static_cast<std::size_t>(share.members));
+  for (int m = 0; m < share.members; ++m)
+    bytes[static_cast<std::size_t>(m)] = (share.end(m) - share.begin(m)) * sizeof(T);
+  team->gather_parts(reinterpret_cast<char*>(values.data() + first), bytes);
+}
+
+// Makes the tasks of points [begin, end) of the block's grid up to the first bad one: each
+// point's key, estimate and the bytes of its lists at keys[point], estimates[point] and
+// list_bytes[point].
+ShareNotes make_share(const BlockInput& block, const BlockGrid& grid, const PlanState& state,
+                      std::uint64_t begin, std::uint64_t end, KeyBits* keys,
+                      TaskEstimate* estimates, std::uint32_t* list_bytes) {
+  const MethodAdapter& method = method_adapter(block.method);
+  ShareNotes notes;
+  notes.error_point = grid.points();
+  notes.used.assign(grid.axes().size(), false);
+  PointContext context(grid, state.on_unstable_error);  // its memo lives through the share
+  const NoFormulas no_formulas;  // the plan keeps the estimates' numbers only
+  const bool refining = grid.refinement().has_value();
+  std::vector<bool> used;  // a refining block's: the axes the point's task applies
+  TextMemo memo;           // the parts of the previous point's text
+  std::string text;
+  for (std::uint64_t point = begin; point < end; ++point) {
+    if (state.stopped && state.stopped()) {
+      notes.stopped = true;
+      break;
+    }
+    bool preparing = false;
+    try {
+      Task task;
+      if (refining) {
+        used.assign(notes.used.size(), false);
+        task = grid.task(point, &used);
+        for (std::size_t a = 0; a < used.size(); ++a)
+          if (used[a]) notes.used[a] = true;
+      } else {
+        task = grid.task(point, &notes.used);
+      }
+      text.clear();
+      task.block = 0;  // the content text (id 0, no cost)
+      append_canonical_text(text, task, &memo);
+      task.block = block.index;
+      if (refining && !used[grid.refine_axis()]) {
+        const Refinement& r = *grid.refinement();
+        fail(r.where,
+             fmt::format("refine axis '{}' does not apply to the task '{}' of this block "
+                         "(it is used by {}); expected an axis every task of the block "
+                         "uses (a block of its own for the others)",
+                         r.axis, describe(task), grid.axes()[grid.refine_axis()].key->used_by));
+      }
+      keys[point] = key_bits(task, text);
+      list_bytes[point] = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+          method.list_bytes(task), std::numeric_limits<std::uint32_t>::max()));
+      preparing = true;
+      context.point = point;
+      TaskEstimate estimate;
+      estimate.ranks = task.ranks;
+      std::uint32_t unstable = 0;
+      if (const std::optional<CostEstimate> cost = method.prepare(task, context)) {
+        estimate = {cost->seconds, static_cast<float>(cost->memory.bytes),
+                    static_cast<float>(cost->memory.result_bytes), task.ranks};
+      } else {
+        unstable = kUnstable;
+      }
+      estimate.kind = kind_index(notes.kinds, {task.method(), category(task)}) | unstable;
+      estimates[point] = estimate;
+    } catch (const InputError& e) {
+      notes.error_point = point;
+      notes.error_at_prepare = preparing;
+      notes.error = e.what();
+      break;
+    }
+  }
+  return notes;
+}
+
+}  // namespace
+
+std::uint32_t kind_index(std::vector<TaskKind>& kinds, const TaskKind& kind) {
+  for (std::size_t k = 0; k < kinds.size(); ++k)  // a plan has a few kinds
+    if (kinds[k].method == kind.method && kinds[k].category == kind.category)
+      return static_cast<std::uint32_t>(k);
+  kinds.push_back(kind);
+  return static_cast<std::uint32_t>(kinds.size() - 1);
+}
+
 void expand_block(const BlockInput& block, PlanState& state) {
   PlanTasks& tasks = state.tasks;
   auto grid = std::make_shared<const BlockGrid>(block, state, state.max_tasks - tasks.size());
@@ -575,9 +738,6 @@ void expand_block(const BlockInput& block, PlanState& state) {
     ask_huge_pages(tasks.estimates_);
     ask_huge_pages(tasks.keys_);
   }
-  const MethodAdapter& method = method_adapter(block.method);
-  PointContext context(*grid, state.on_unstable_error);  // its memo lives through the block
-  std::vector<bool> used(grid->axes().size(), false);
   // Sized for every block's grid (a plan from flags is one block), or for this block's when
   // duplicates of earlier blocks are kept.
   if (state.block_duplicates == BlockDuplicates::kept)
@@ -585,101 +745,88 @@ void expand_block(const BlockInput& block, PlanState& state) {
   else if (!state.seen)
     state.seen = std::make_shared<SeenTasks>(std::max(state.planned, grid->points()));
   SeenTasks& seen = *state.seen;
-  const NoFormulas no_formulas;  // the plan keeps the estimates' numbers only
+
+  // Each member of the planning team makes the tasks of its share of the points (a plan of 10^6
+  // tasks: a second of work on each rank of a run otherwise) and they exchange them: every
+  // point's key, estimate and list bytes at first + point, then what each met.
   const std::uint64_t first = tasks.size();
-  // A point's task with its content text (id, block and cost 0) and where the text goes in `seen`;
-  // the next point's is made while the current one's slot is fetched. An error making it is raised
-  // when its point's turn comes, after the current point's own errors.
-  struct Made {
-    Task task;
-    std::string text;  // reused for every other point
-    std::uint64_t slot = 0;
-    std::uint32_t tag = 0;
-    std::exception_ptr error;
-    std::vector<bool> used;  // a refining block's: the keys this point's task uses
-  };
-  TextMemo memo;  // the parts of the previous point's text
-  const bool refining = grid->refinement().has_value();
-  const auto make = [&](std::uint64_t point, Made& made) {
-    try {
-      if (refining) {
-        made.used.assign(used.size(), false);
-        made.task = grid->task(point, &made.used);
-        for (std::size_t a = 0; a < used.size(); ++a)
-          if (made.used[a]) used[a] = true;
-      } else {
-        made.task = grid->task(point, &used);
-      }
-    } catch (...) {
-      made.error = std::current_exception();
-      return;
+  const std::uint64_t points = grid->points();
+  const Share share{points, state.team != nullptr ? state.team->size : 1};
+  const int member = state.team != nullptr ? state.team->rank : 0;
+  tasks.keys_.resize(first + points);
+  tasks.estimates_.resize(first + points);
+  tasks.points_.resize(first + points);  // the lists' bytes of each point's task, for now
+  const ShareNotes mine = make_share(block, *grid, state, share.begin(member), share.end(member),
+                                     tasks.keys_.data() + first, tasks.estimates_.data() + first,
+                                     tasks.points_.data() + first);
+  gather_share(state.team, tasks.keys_, first, share);
+  gather_share(state.team, tasks.estimates_, first, share);
+  gather_share(state.team, tasks.points_, first, share);
+  const std::vector<ShareNotes> notes = exchange_notes(state.team, mine);
+  if (std::any_of(notes.begin(), notes.end(), [](const ShareNotes& n) { return n.stopped; }))
+    throw PlanStopped();
+  const ShareNotes* error = nullptr;  // the first bad point's (shares are in point order)
+  for (const ShareNotes& n : notes)
+    if (n.error_point < points) {
+      error = &n;
+      break;
     }
-    made.text.clear();
-    made.task.block = 0;  // the content text; the block is set back below
-    append_canonical_text(made.text, made.task, &memo);
-    made.task.block = block.index;
-    made.slot = seen.slot_of(made.text, made.tag);
-    seen.prefetch(made.slot);
-  };
-  const auto text_at = [&](std::uint64_t earlier) {
-    return content_text(earlier < first ? tasks.at(earlier) : grid->task(tasks.points_[earlier]));
-  };
-  std::array<Made, 2> made;
-  make(0, made[0]);
-  for (std::uint64_t point = 0; point < grid->points(); ++point) {
-    if (state.stopped && state.stopped()) throw PlanStopped();
-    Made& now = made[point % 2];
-    if (point + 1 < grid->points()) make(point + 1, made[(point + 1) % 2]);
-    if (now.error) std::rethrow_exception(now.error);
-    if (refining && !now.used[grid->refine_axis()]) {
-      const Refinement& r = *grid->refinement();
-      fail(r.where,
-           fmt::format("refine axis '{}' does not apply to the task '{}' of this block "
-                       "(it is used by {}); expected an axis every task of the block "
-                       "uses (a block of its own for the others)",
-                       r.axis, describe(now.task), grid->axes()[grid->refine_axis()].key->used_by));
-    }
-    if (const auto earlier = seen.insert(now.text, now.slot, now.tag, tasks.size(), text_at)) {
+  const std::uint64_t error_point = error != nullptr ? error->error_point : points;
+
+  // In point order, as one process would: each task kept once, at the next id.
+  std::vector<std::vector<std::optional<std::uint32_t>>> kinds(notes.size());
+  for (std::size_t m = 0; m < notes.size(); ++m) kinds[m].resize(notes[m].kinds.size());
+  constexpr std::uint64_t kAhead = 8;  // slots fetched ahead
+  std::uint64_t id = first;
+  for (std::uint64_t point = 0; point < points; ++point) {
+    if (point + kAhead < error_point) seen.prefetch(tasks.keys_[first + point + kAhead]);
+    if (point == error_point && !error->error_at_prepare) throw InputError(error->error);
+    const KeyBits key = tasks.keys_[first + point];
+    if (const auto earlier = seen.insert(key, id, tasks.keys_)) {
       // Kept once: parameters no task uses differ, or an earlier block computes it already.
       if (*earlier < first) ++state.duplicates;
+      if (point == error_point) throw InputError(error->error);
       continue;
     }
-    Task& t = now.task;
-    const std::string& text = now.text;
-    t.id = tasks.size();
-    state.list_bytes += method.list_bytes(t);
-    if (state.list_bytes > kMaxPlanListBytes)
+    tasks.keys_[id] = key;
+    state.list_bytes += tasks.points_[first + point];
+    if (state.list_bytes > kMaxPlanListBytes) {
+      Task task = grid->task(point);
+      task.id = id;
       fail(block.where, fmt::format("the lists of the tasks up to '{}' (speeds, types, ...) take "
                                     "{:.3g} GB and every rank holds the plan; expected at most "
                                     "{} GiB (fewer tasks with long lists, or a smaller N with "
                                     "speed_profile)",
-                                    describe(t), static_cast<double>(state.list_bytes) * 1e-9,
+                                    describe(task), static_cast<double>(state.list_bytes) * 1e-9,
                                     kMaxPlanListBytes >> 30));
-    context.point = point;
-    TaskEstimate estimate;
-    estimate.ranks = t.ranks;
-    if (const std::optional<CostEstimate> cost = method.prepare(t, context)) {
-      estimate = {cost->seconds, static_cast<float>(cost->memory.bytes),
-                  static_cast<float>(cost->memory.result_bytes), t.ranks};
-    } else {
-      state.unstable_tasks.push_back(t.id);
     }
-    estimate.kind = tasks.kind_of(t);
-    tasks.points_.push_back(static_cast<std::uint32_t>(point));
-    tasks.estimates_.push_back(estimate);
-    tasks.keys_.push_back(key_bits(t, text));
-    state.hash.add(t, tasks.keys_.back());
+    if (point == error_point) throw InputError(error->error);
+    TaskEstimate estimate = tasks.estimates_[first + point];
+    const auto m = static_cast<std::size_t>(share.member_of(point));
+    std::optional<std::uint32_t>& kind = kinds[m].at(estimate.kind & ~kUnstable);
+    if (!kind) kind = kind_index(tasks.kinds_, notes[m].kinds[estimate.kind & ~kUnstable]);
+    if ((estimate.kind & kUnstable) != 0) state.unstable_tasks.push_back(id);
+    estimate.kind = *kind;
+    tasks.estimates_[id] = estimate;
+    tasks.points_[id] = static_cast<std::uint32_t>(point);
+    state.hash.add(id, block.index, key);
+    ++id;
   }
+  tasks.keys_.resize(id);
+  tasks.estimates_.resize(id);
+  tasks.points_.resize(id);
 
-  for (std::size_t a = 0; a < used.size(); ++a)
-    if (!used[a]) {
-      const Axis& axis = grid->axes()[a];
-      fail(key_where(block, axis.where),
-           fmt::format("{} applies to no task of this {} (it is used by {}); "
-                       "expected it only where such tasks are",
-                       key_ref(block.from_flags, axis.key->name),
-                       block.from_flags ? "evaluation" : "block", axis.key->used_by));
-    }
+  for (std::size_t a = 0; a < grid->axes().size(); ++a) {
+    const bool used =
+        std::any_of(notes.begin(), notes.end(), [a](const ShareNotes& n) { return n.used[a]; });
+    if (used) continue;
+    const Axis& axis = grid->axes()[a];
+    fail(key_where(block, axis.where),
+         fmt::format("{} applies to no task of this {} (it is used by {}); "
+                     "expected it only where such tasks are",
+                     key_ref(block.from_flags, axis.key->name),
+                     block.from_flags ? "evaluation" : "block", axis.key->used_by));
+  }
   if (grid->refinement()) state.refinements.push_back(*grid->refinement());
   tasks.grids_.push_back(std::move(grid));
   tasks.grid_first_.push_back(first);
@@ -774,6 +921,23 @@ refine::Point curve_point(const Refinement& refinement, double x, const Row& row
   point.half_width = refinement.half_width.empty() ? 0.0 : number(refinement.half_width);
   if (std::isnan(point.half_width)) point.half_width = 0.0;
   return point;
+}
+
+std::vector<std::string> PlanTeam::all_gather(const std::string& mine) const {
+  const auto members = static_cast<std::size_t>(size);
+  const auto me = static_cast<std::size_t>(rank);
+  std::vector<std::uint64_t> sizes(members, 0);
+  sizes[me] = mine.size();
+  gather_parts(reinterpret_cast<char*>(sizes.data()),
+               std::vector<std::uint64_t>(members, sizeof(std::uint64_t)));
+  std::vector<std::uint64_t> starts(members + 1, 0);
+  for (std::size_t m = 0; m < members; ++m) starts[m + 1] = starts[m] + sizes[m];
+  std::string all(starts.back(), '\0');
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(starts[me]));
+  gather_parts(all.data(), sizes);
+  std::vector<std::string> parts;
+  for (std::size_t m = 0; m < members; ++m) parts.push_back(all.substr(starts[m], sizes[m]));
+  return parts;
 }
 
 }  // namespace qsweep::sweep

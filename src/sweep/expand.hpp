@@ -47,12 +47,16 @@ std::string content_text(Task task);
 // The key of a task whose content text is `text` (task_key's bits).
 KeyBits key_bits(const Task& task, std::string_view text);
 
+// The index of `kind` in `kinds`, appended if new.
+std::uint32_t kind_index(std::vector<TaskKind>& kinds, const TaskKind& kind);
+
 // The plan hash (plan_hash in plan.hpp), task by task.
 class PlanHasher {
  public:
   PlanHasher();
   // Task `task` of key `key`; the hash covers its id and block too.
-  void add(const Task& task, const KeyBits& key);
+  void add(const Task& task, const KeyBits& key) { add(task.id, task.block, key); }
+  void add(std::uint64_t id, int block, const KeyBits& key);
   std::string hex_digest() { return sha_.hex_digest(); }
 
  private:
@@ -75,8 +79,9 @@ struct PlanState {
   std::vector<Refinement> refinements;  // Plan::refinements
   std::uint64_t duplicates = 0;         // Plan::duplicates
   BlockDuplicates block_duplicates = BlockDuplicates::left_out;
-  std::uint64_t list_bytes = 0;   // of the tasks so far, see kMaxPlanListBytes
-  std::function<bool()> stopped;  // empty: never
+  std::uint64_t list_bytes = 0;    // of the tasks so far, see kMaxPlanListBytes
+  std::function<bool()> stopped;   // empty: never
+  const PlanTeam* team = nullptr;  // none: this process makes every task
 };
 
 // Appends the block's tasks (ids continuing the plan) or throws a located InputError.

@@ -93,7 +93,8 @@ void finish(Plan& plan, detail::PlanState& state) {
 }  // namespace
 
 Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
-                const std::function<bool()>& stopped, BlockDuplicates duplicates) {
+                const std::function<bool()>& stopped, BlockDuplicates duplicates,
+                const PlanTeam* team) {
   const Locator loc = Locator::in_file(source_name);
   Plan plan;
   plan.source = source_name;
@@ -153,6 +154,7 @@ Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
   state.max_tasks = kDefaultMaxTasks;
   state.stopped = stopped;
   state.block_duplicates = duplicates;
+  state.team = team;
   if (const YAML::Node* node = value_of("max_tasks")) {
     const std::string expected = fmt::format(
         "an integer in [1, {}] (every rank holds the plan, about 60 bytes per task)", kMaxMaxTasks);
@@ -331,10 +333,9 @@ KeyBits key_bits(const Task& task, std::string_view text) {
 
 PlanHasher::PlanHasher() { sha_.update("qsweep-plan-v2\n"); }
 
-void PlanHasher::add(const Task& task, const KeyBits& key) {
+void PlanHasher::add(std::uint64_t id, int block, const KeyBits& key) {
   // Little-endian 64-bit words: id, block, key[0], key[1] (half a SHA-256 block per task).
-  const std::array<std::uint64_t, 4> words{task.id, static_cast<std::uint64_t>(task.block), key[0],
-                                           key[1]};
+  const std::array<std::uint64_t, 4> words{id, static_cast<std::uint64_t>(block), key[0], key[1]};
   std::array<char, sizeof words> bytes;
   for (std::size_t w = 0; w < words.size(); ++w)
     for (std::size_t b = 0; b < 8; ++b) bytes[8 * w + b] = static_cast<char>(words[w] >> (8 * b));
@@ -448,9 +449,7 @@ const Task PlanTasks::at(std::uint64_t id) const {
 Method PlanTasks::method(std::uint64_t id) const {
   if (id >= size())
     throw std::out_of_range(fmt::format("task {} of a plan of {} tasks", id, size()));
-  if (id >= points_.size()) return given_[id - points_.size()].method();
-  const auto grid = std::upper_bound(grid_first_.begin(), grid_first_.end(), id) - 1;
-  return grids_[static_cast<std::size_t>(grid - grid_first_.begin())]->method();
+  return kinds_[estimates_[id].kind].method;
 }
 
 void PlanTasks::push_back(Task task) {
@@ -463,13 +462,7 @@ void PlanTasks::push_back(Task task) {
 }
 
 std::uint32_t PlanTasks::kind_of(const Task& task) {
-  const Method method = task.method();
-  std::string text = category(task);
-  for (std::size_t k = 0; k < kinds_.size(); ++k)  // a plan has a few kinds
-    if (kinds_[k].method == method && kinds_[k].category == text)
-      return static_cast<std::uint32_t>(k);
-  kinds_.push_back({method, std::move(text)});
-  return static_cast<std::uint32_t>(kinds_.size() - 1);
+  return detail::kind_index(kinds_, {task.method(), category(task)});
 }
 
 namespace {

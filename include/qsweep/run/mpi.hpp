@@ -126,6 +126,9 @@ class Comm {
   void barrier() const;
   // Collective: whether `value` is true on any rank.
   bool any(bool value) const;
+  // Collective: `data` holds this rank's part (bytes[rank()] bytes after the parts of the ranks
+  // before it) and then every rank's (sweep::PlanTeam::gather_parts; MPI_Allgatherv in place).
+  void gather_parts(char* data, const std::vector<std::uint64_t>& bytes) const;
 
   // Collective: `value` of `root` on every rank.
   template <class T>

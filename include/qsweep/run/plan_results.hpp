@@ -24,8 +24,11 @@ struct FinishedTask {
 };
 
 // /tasks, then one group per method present in the plan, in Method order; as a file of
-// `format_version` has them (version 2, before /tasks/key, is read and verified).
-store::Layout results_layout(const sweep::Plan& plan, int format_version = store::kFormatVersion);
+// `format_version` has them (version 2, before /tasks/key, is read and verified). With a `team`
+// (every rank of a run, each with the same plan), each member makes the tasks of its share of the
+// rows for their planned lengths and they exchange them.
+store::Layout results_layout(const sweep::Plan& plan, int format_version = store::kFormatVersion,
+                             const sweep::PlanTeam* team = nullptr);
 
 // Task `id`'s row of its method group as this version stores it, from `stored`, the row a file
 // of `format_version` holds: the columns that version lacks as a task not yet run has them.

@@ -77,9 +77,11 @@ struct Schema {
   std::vector<GroupSchema> groups;
 };
 
-// The most values a task's row can hold in a f64_vector or ragged column of its group (task id,
-// index of the column in the group), known before any task runs.
-using PlannedLength = std::function<std::size_t(std::uint64_t task_id, std::size_t column)>;
+// The most values a task's row can hold in a f64_vector or ragged column of its group, known
+// before any task runs: of row `row` of the group of index `group` (task `task_id`) and the
+// column of index `column` in it. Asked group after group, row after row.
+using PlannedLength = std::function<std::size_t(std::size_t group, std::uint64_t row,
+                                                std::uint64_t task_id, std::size_t column)>;
 
 // The rows of one task: its row of /tasks and its row of its group (cells aligned with the
 // schema's columns).
@@ -92,10 +94,9 @@ struct TaskRows {
 // own cells are those of the parameter columns (ColumnSpec::parameter); the others are the same
 // for every task, given once (creating the file of 10^6 tasks makes each task's rows).
 struct PlannedRows {
-  // A task's row of /tasks and of its group, by task id: the cells of the parameter columns (the
-  // others are not read).
-  std::function<Row(std::uint64_t task_id)> task;
-  std::function<Row(std::uint64_t task_id)> group;
+  // A task's rows of /tasks and of its group, by task id: the cells of the parameter columns (the
+  // others are not read). Both at once: the task is made once.
+  std::function<TaskRows(std::uint64_t task_id)> rows;
   // The cells of the other columns: of /tasks, and of each group of the layout, in its order.
   Row pending_task;
   std::vector<Row> pending_groups;
@@ -117,7 +118,9 @@ struct GroupLayout {
   std::uint64_t rows() const { return task_ids.size(); }
 };
 
-bool is_ragged(ColumnType type);
+inline bool is_ragged(ColumnType type) {
+  return type == ColumnType::f64_ragged || type == ColumnType::i64_ragged;
+}
 
 class Layout {
  public:

@@ -217,9 +217,23 @@ class PlanStopped : public std::runtime_error {
 // then, so the plan of such a file's stored sweep keeps them to verify and read it).
 enum class BlockDuplicates { left_out, kept };
 Plan load_plan(const std::string& path);
+// The processes that plan one sweep together (the ranks of `qsweep run`): each makes the tasks of
+// its share of every block's points and they exchange them, so that each takes 1/size of the
+// time; all end with the same plan and the same errors. Every member must call parse_plan with
+// the same text.
+struct PlanTeam {
+  int rank = 0;
+  int size = 1;
+  // On entry `data` holds this member's part (bytes[rank] bytes after the parts of the members
+  // before it); on return it holds every member's part. A collective call.
+  std::function<void(char* data, const std::vector<std::uint64_t>& bytes)> gather_parts;
+  // Every member's `mine`, in member order (through gather_parts; a collective call).
+  std::vector<std::string> all_gather(const std::string& mine) const;
+};
 Plan parse_plan(const std::string& yaml_text, const std::string& source_name,
                 const std::function<bool()>& stopped = {},
-                BlockDuplicates duplicates = BlockDuplicates::left_out);
+                BlockDuplicates duplicates = BlockDuplicates::left_out,
+                const PlanTeam* team = nullptr);
 
 // `qsweep eval`: a one-task plan from command-line flags, with the keys and the validation of a
 // sweep block. Each flag's text is read as YAML ("8", "[1, 2, 3]", "[{servers: [1, 2], p: 1}]");
